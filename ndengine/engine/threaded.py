@@ -20,7 +20,9 @@ Engine state, field by field (all guarded by ``_lock``)
                      ``_state_changed`` only when there are some.
     _errors          (exception, traceback) of failed ops that wait_for_all has not raised yet,
                      in the order they failed.
-    _pools           (ctx, prop) -> WorkerPool, filled lazily by ``_select_pool``.
+    _pools           ctx -> [WorkerPool or None per FnProperty], filled lazily by
+                     ``_select_pool`` (a list indexed by the property keeps the lookup in C).
+    _any_failed      set once any op failed; until then workers skip the failed-var check.
     _all_pools       every pool started, for shutdown.
     _seq             push counter: ties between equal priorities go to the earlier push.
     profiling        when True every executed op appends an `OpRecord` to ``_records``.
@@ -52,9 +54,15 @@ OpRecord.__doc__ = ("One executed op: its name, Context, worker thread name, sta
                     "(time.perf_counter_ns), ids of the vars read and written, the info given at "
                     "push, and whether it failed or was skipped.")
 
-# What the current thread is doing for the engine: ``engine`` is set while it runs an op (a
-# worker, or a pusher running an ASYNC op inline), so waits from inside an op are caught.
-_tls = threading.local()
+
+class _ThreadState(threading.local):
+    """What the current thread does for the engine: ``engine`` is set while it runs ops (a
+    worker, or a pusher running an ASYNC op inline), so a wait from inside an op is caught."""
+
+    engine = None  # a class default: a missing attribute on a local costs an exception
+
+
+_tls = _ThreadState()
 
 
 def default_stream_factory(ctx, is_copy):
@@ -118,7 +126,11 @@ class WorkerPool:
 
 def _normalize_vars(const_vars, mutable_vars):
     """Reads and writes as disjoint tuples without repeats; a var in both counts as a write."""
-    if len(const_vars) + len(mutable_vars) <= 1:
+    if len(mutable_vars) == 1 and len(const_vars) <= 1:  # the common shapes, without sets
+        mutable_vars = tuple(mutable_vars)
+        const_vars = () if not const_vars or const_vars[0] is mutable_vars[0] \
+            else tuple(const_vars)
+    elif len(const_vars) + len(mutable_vars) <= 1:
         const_vars, mutable_vars = tuple(const_vars), tuple(mutable_vars)
     else:
         mutable_vars = tuple(dict.fromkeys(mutable_vars))
@@ -167,6 +179,7 @@ class ThreadedEngine:
         self._errors = []
         self._pools = {}
         self._all_pools = []
+        self._any_failed = False
         self._seq = itertools.count()
         self._var_ids = itertools.count()
         self._stopped = False
@@ -226,12 +239,15 @@ class ThreadedEngine:
         lock = self._lock
         lock.acquire()
         try:
-            if self._pending >= self._max_pending and getattr(_tls, "engine", None) is not self:
+            if self._pending >= self._max_pending and _tls.engine is not self:
                 self._wait_for_room()
             if self._stopped:
                 raise RuntimeError("the engine was shut down; no more ops can be pushed")
-            if block.ctx.device_type == "gpu" or block.prop is CPU_PRIORITIZED:
-                self._select_pool(block)  # raises here, at the call site, e.g. without CuPy
+            pools = self._pools.get(block.ctx)
+            pool = pools[block.prop] if pools is not None else None
+            if pool is None:  # first use: start it here, so e.g. a missing CuPy raises at push
+                pool = self._select_pool(block)
+            block.pool = pool
             self._pending += 1
             if block.opr is not None:
                 block.opr.num_pending += 1
@@ -242,14 +258,16 @@ class ThreadedEngine:
             block.wait -= 1
             run_inline = block.wait == 0 and block.prop is ASYNC
             if block.wait == 0 and not run_inline:
-                self._dispatch(block)
+                heapq.heappush(pool.heap, (-block.priority, block.seq, block))
+                if pool.idle:
+                    pool.idle.pop().wakeup.release()
         finally:
             lock.release()
         if run_inline:
             self._run_inline(block)
 
     def _run_inline(self, block):
-        outer = getattr(_tls, "engine", None)
+        outer = _tls.engine
         _tls.engine = self
         try:
             self._execute(block, RunContext(block.ctx, None), None)
@@ -267,11 +285,16 @@ class ThreadedEngine:
     # ---------------------------------------------------------------- pools
     def _select_pool(self, block):
         """The pool that runs ``block``; created (and its threads started) on first use."""
-        key = (block.ctx, block.prop)
-        pool = self._pools.get(key)
-        if pool is None:
-            pool = self._pools[key] = self._make_pool(block.ctx, block.prop)
-        return pool
+        pools = self._pools.setdefault(block.ctx, [None] * len(FnProperty))
+        prop = FnProperty(block.prop)
+        if pools[prop] is None:
+            pools[prop] = self._make_pool(block.ctx, prop)
+        return pools[prop]
+
+    def _pools_in_use(self):
+        """(ctx, prop, pool) for every pool chosen so far."""
+        return [(ctx, FnProperty(prop), pool) for ctx, pools in self._pools.items()
+                for prop, pool in enumerate(pools) if pool is not None]
 
     def _make_pool(self, ctx, prop):
         raise NotImplementedError
@@ -297,7 +320,7 @@ class ThreadedEngine:
     def _dispatch(self, block):
         if block.kind is WAIT:
             raise AssertionError("WAIT markers are finished by _finish_ready, not dispatched")
-        pool = self._pools.get((block.ctx, block.prop)) or self._select_pool(block)
+        pool = block.pool
         heapq.heappush(pool.heap, (-block.priority, block.seq, block))
         if pool.idle:
             pool.idle.pop().wakeup.release()
@@ -331,7 +354,7 @@ class ThreadedEngine:
         """Run block (or skip it when a var it uses failed); return the next block for this
         worker, if completing this one made one ready in ``pool``."""
         error = traceback = None
-        if block.kind is not DELETE:
+        if self._any_failed and block.kind is not DELETE:
             for var in block.const_vars:
                 if var.error is not None:
                     error, traceback = var.error, var.error_tb
@@ -386,6 +409,7 @@ class ThreadedEngine:
         lock.acquire()
         try:
             if error is not None:
+                self._any_failed = True
                 if failed_here:
                     self._errors.append((error, traceback))
                 for var in block.mutable_vars:
@@ -419,8 +443,7 @@ class ThreadedEngine:
                 for var in block.mutable_vars:
                     var.complete_write(ready)
                 continue
-            if pool is not None and keep is None and \
-                    self._pools.get((block.ctx, block.prop)) is pool:
+            if keep is None and block.pool is pool and pool is not None:
                 keep = block
             else:
                 self._dispatch(block)
@@ -433,7 +456,7 @@ class ThreadedEngine:
 
     # ---------------------------------------------------------------- waiting
     def _check_not_in_op(self, what):
-        if getattr(_tls, "engine", None) is self:
+        if _tls.engine is self:
             raise RuntimeError(
                 f"{what} was called from inside an op running on the engine; that would "
                 "deadlock. Push the dependent work as another op instead.")
@@ -496,7 +519,7 @@ class ThreadedEngine:
     # ---------------------------------------------------------------- shutdown and fork
     def notify_shutdown(self):
         """Finish pending work, then stop the workers. Further pushes raise."""
-        if self._stopped or getattr(_tls, "engine", None) is self:
+        if self._stopped or _tls.engine is self:
             return
         self._drain()
         with self._lock:
@@ -507,7 +530,7 @@ class ThreadedEngine:
                     pool.idle.pop().wakeup.release()
 
     def _before_fork(self):
-        if getattr(_tls, "engine", None) is not self:
+        if _tls.engine is not self:
             self._drain()
         self._lock.acquire()
 
@@ -582,17 +605,17 @@ class ThreadedEnginePerDevice(ThreadedEngine):
             if prop is CPU_PRIORITIZED:
                 name = "cpu_prioritized"
                 size = self.num_cpu_workers
-                for (other_ctx, other_prop), pool in self._pools.items():
+                for _, other_prop, pool in self._pools_in_use():
                     if other_prop is CPU_PRIORITIZED:
                         return pool  # one prioritized pool serves every CPU device
                 return self._start_pool(name, size)
             # Every other property shares the device's normal pool.
-            for (other_ctx, other_prop), pool in self._pools.items():
+            for other_ctx, other_prop, pool in self._pools_in_use():
                 if other_ctx is ctx and other_prop is not CPU_PRIORITIZED:
                     return pool
             return self._start_pool(f"cpu{ctx.device_id}", self.num_cpu_workers, ctx)
         is_copy = prop in COPY_PROPS
-        for (other_ctx, other_prop), pool in self._pools.items():
+        for other_ctx, other_prop, pool in self._pools_in_use():
             if other_ctx is ctx and (other_prop in COPY_PROPS) == is_copy:
                 return pool
         if is_copy:

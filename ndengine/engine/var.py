@@ -29,7 +29,9 @@ OprBlock, field by field
                        finished the moment it is granted; never run by a worker).
     opr                the reusable Operator it came from, or None.
     profiling          record this run even when engine-wide profiling is off.
-    waiter             for WAIT blocks, the lock the waiting thread blocks on.
+    waiter             for WAIT blocks, the lock the waiting thread blocks on; for async
+                       blocks, set once on_complete was called.
+    pool               the worker pool chosen at push (threaded engines).
 """
 from collections import deque
 
@@ -116,7 +118,7 @@ class ThreadedVar:
 
 class OprBlock:
     __slots__ = ("fn", "is_async", "ctx", "const_vars", "mutable_vars", "prop", "priority",
-                 "seq", "name", "info", "wait", "kind", "opr", "profiling", "waiter")
+                 "seq", "name", "info", "wait", "kind", "opr", "profiling", "waiter", "pool")
 
     def __init__(self, fn, is_async, ctx, const_vars, mutable_vars, prop, priority, seq, name,
                  info=None, kind=OP, opr=None, profiling=False):
@@ -135,6 +137,7 @@ class OprBlock:
         self.opr = opr
         self.profiling = profiling
         self.waiter = None
+        self.pool = None
 
     def __repr__(self):
         return (f"<OprBlock {self.name or getattr(self.fn, '__name__', '?')} on {self.ctx} "

@@ -1,0 +1,25 @@
+"""ndengine.ops: the operator registry and its CPU kernels.
+
+This layer knows nothing about NDArray or the engine: inputs are "array specs"
+(anything with ``.shape`` and ``.dtype``) or Python scalars, and kernels write
+into preallocated NumPy outputs::
+
+    op = ndengine.ops.get("add")
+    [(shape, dtype)] = op.infer(a, b)
+    op.kernels["cpu"]([a, b], [out], [OpReq.WRITE_TO])
+"""
+from . import parallel  # noqa: F401  (picks a thread-safe Numba layer before any kernel runs)
+from .dtypes import SUPPORTED_DTYPES, check_dtype, result_type
+from .registry import Operator, OpReq, get, names, register
+from . import creation, elementwise, indexing, linalg, manipulation, random, reductions
+
+elementwise.register_all()
+reductions.register_all()
+linalg.register_all()
+creation.register_all()
+manipulation.register_all()
+indexing.register_all()
+random.register_all()
+
+__all__ = ["OpReq", "Operator", "register", "get", "names", "SUPPORTED_DTYPES",
+           "check_dtype", "result_type"]

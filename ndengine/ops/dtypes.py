@@ -1,0 +1,80 @@
+"""The dtypes ndengine supports and NumPy 2 type promotion over array specs.
+
+An "array spec" is anything with ``.shape`` and ``.dtype`` (a NumPy array, an
+NDArray, a ``ShapeDtype``).  Python ``bool``/``int``/``float`` are *weak*
+scalars (NEP 50): they take the dtype of the array they meet.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+SUPPORTED_DTYPES = tuple(np.dtype(name) for name in (
+    "bool",
+    "int8", "int16", "int32", "int64",
+    "uint8", "uint16", "uint32", "uint64",
+    "float32", "float64",
+))
+
+PYTHON_SCALAR_TYPES = (bool, int, float)
+
+
+def check_dtype(dtype) -> np.dtype:
+    """Return ``dtype`` as a numpy dtype, or raise TypeError if ndengine lacks it."""
+    try:
+        resolved = np.dtype(dtype)
+    except TypeError as exc:
+        raise TypeError(f"ndengine does not understand dtype {dtype!r}; supported: "
+                        f"{_supported_names()}") from exc
+    if resolved not in SUPPORTED_DTYPES:
+        raise TypeError(f"ndengine does not support dtype {resolved}; supported: "
+                        f"{_supported_names()}")
+    return resolved
+
+
+def _supported_names() -> str:
+    return ", ".join(str(d) for d in SUPPORTED_DTYPES)
+
+
+def is_array_spec(value) -> bool:
+    # classes such as np.float32 carry .shape/.dtype descriptors but are dtypes
+    return (not isinstance(value, (type, np.dtype))
+            and hasattr(value, "shape") and hasattr(value, "dtype"))
+
+
+def is_python_scalar(value) -> bool:
+    # numpy scalars (np.float32(1)) have .shape and .dtype and count as arrays.
+    return isinstance(value, PYTHON_SCALAR_TYPES) and not is_array_spec(value)
+
+
+def promotion_operand(value):
+    """What to hand NumPy's promotion for one input: a dtype, or a Python type for weak scalars.
+
+    Python ``bool`` is not weak in NEP 50; it is simply numpy's bool.
+    """
+    if is_array_spec(value):
+        return check_dtype(value.dtype)
+    if isinstance(value, bool):
+        return np.dtype(bool)
+    if isinstance(value, (int, float)):
+        return type(value)
+    if isinstance(value, (np.dtype, type)) or isinstance(value, str):
+        return check_dtype(value)
+    raise TypeError(f"expected an array spec, a dtype or a Python scalar, got {type(value).__name__}")
+
+
+def result_type(*inputs) -> np.dtype:
+    """NumPy 2 result_type where Python scalars are weak (NEP 50)."""
+    operands = []
+    for value in inputs:
+        operand = promotion_operand(value)
+        # np.result_type treats the *values* 0 / 0.0 as weak Python scalars.
+        operands.append(operand(0) if isinstance(operand, type) else operand)
+    if not operands:
+        raise TypeError("result_type() needs at least one input")
+    return check_dtype(np.result_type(*operands))
+
+
+def check_scalar_fits(value, dtype: np.dtype):
+    """NumPy 2 refuses a Python int that does not fit the integer dtype it meets."""
+    if isinstance(value, int) and not isinstance(value, bool) and dtype.kind in "iu":
+        np.asarray(value, dtype=dtype)  # raises OverflowError with NumPy's message

@@ -1,0 +1,68 @@
+"""take_index (x[key] as a copy) and assign_index (target[key] = value, in place).
+
+``key`` is any NumPy index: ints, slices, None, Ellipsis, integer or boolean
+arrays.  Inference indexes a zero-strided stand-in, so NumPy itself checks the
+key and computes the shape without touching the data.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .dtypes import check_dtype, result_type
+from .outputs import detach_overlapping, single_output, same_view
+from .registry import Operator, OpReq, add_operator
+from .shapes import broadcast_shapes, shape_of
+
+
+def indexed_shape(shape: tuple, key) -> tuple:
+    stand_in = np.broadcast_to(np.empty((), dtype=bool), shape)
+    return tuple(stand_in[key].shape)
+
+
+def infer_take(x, *, key):
+    return [(indexed_shape(shape_of(x), key), result_type(x))]
+
+
+def take_kernel(inputs, outputs, req, *, key):
+    out, req = single_output(outputs, req)
+    if req is OpReq.NULL:
+        return
+    x = np.asarray(inputs[0])
+    selected = x[key]  # a view for basic keys, a new array for advanced ones
+    if req is OpReq.ADD_TO:
+        out += selected
+    else:
+        np.copyto(out, selected)  # NumPy copes with selected overlapping out
+
+
+def infer_assign(target, value, *, key):
+    region = indexed_shape(shape_of(target), key)
+    if broadcast_shapes(shape_of(value), region) != region:
+        raise ValueError(f"could not broadcast value of shape {shape_of(value)} "
+                         f"into indexed region of shape {region}")
+    return [(shape_of(target), check_dtype(target.dtype))]
+
+
+def assign_kernel(inputs, outputs, req, *, key):
+    """out[key] = value; when out is not the target buffer, copy the target in first."""
+    out, req = single_output(outputs, req)
+    if req is OpReq.NULL:
+        return
+    if req is OpReq.ADD_TO:
+        raise ValueError("assign_index writes in place; ADD_TO is not meaningful for it")
+    target, value = inputs
+    value = detach_overlapping([value], [out], allow_same_view=False)[0]
+    target = np.asarray(target)
+    if not same_view(target, out):
+        np.copyto(out, target)
+    out[key] = value
+
+
+def register_all() -> None:
+    add_operator(Operator("take_index", num_inputs=1, kind="other", infer=infer_take,
+                          doc="x[key] as a new array (any NumPy index)")
+                 .set_kernel("cpu", take_kernel))
+    add_operator(Operator("assign_index", num_inputs=2, kind="other", infer=infer_assign,
+                          inplace=((0, 0),), write_mode=OpReq.WRITE_INPLACE,
+                          doc="target[key] = value, written into the target's buffer")
+                 .set_kernel("cpu", assign_kernel))

@@ -1,0 +1,114 @@
+"""Reductions: sum, mean, max, min, prod, argmax, argmin, std, var.
+
+The kernels call NumPy's own reductions on purpose: NumPy sums floats
+pairwise, so a Numba loop would differ in the last bits for sum/mean/std/var,
+and its reduction loops already release the GIL and use SIMD.  What this
+module adds is inference without data (shape, NumPy's dtype, NumPy's errors),
+the OpReq/overlap handling and empty-input behaviour without warnings.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .dtypes import check_dtype, is_array_spec, result_type
+from .outputs import detach_overlapping, single_output, write_with_req
+from .registry import Operator, OpReq, add_operator
+from .shapes import normalize_axes, reduced_shape, shape_of
+
+# name -> (NumPy function, needs at least one element, NumPy's name in its error)
+REDUCTIONS = {
+    "sum": (np.sum, False, None),
+    "prod": (np.prod, False, None),
+    "mean": (np.mean, False, None),
+    "std": (np.std, False, None),
+    "var": (np.var, False, None),
+    "max": (np.max, True, "zero-size array to reduction operation maximum which has no identity"),
+    "min": (np.min, True, "zero-size array to reduction operation minimum which has no identity"),
+    "argmax": (np.argmax, True, "attempt to get argmax of an empty sequence"),
+    "argmin": (np.argmin, True, "attempt to get argmin of an empty sequence"),
+}
+_STATISTICS = ("mean", "std", "var")  # empty input gives NaN
+_ARG_REDUCTIONS = ("argmax", "argmin")
+
+
+def _input_dtype(x) -> np.dtype:
+    return check_dtype(x.dtype) if is_array_spec(x) else result_type(x)
+
+
+class Reduction:
+    def __init__(self, name):
+        self.name = name
+        self.numpy_fn, self.needs_elements, self.empty_message = REDUCTIONS[name]
+
+    def axes(self, x, axis):
+        ndim = len(shape_of(x))
+        if self.name in _ARG_REDUCTIONS and axis is not None and not isinstance(axis, (int, np.integer)):
+            raise TypeError(f"{self.name} takes a single integer axis or None, got {axis!r}")
+        return normalize_axes(axis, ndim)
+
+    def output_dtype(self, dtype: np.dtype, params) -> np.dtype:
+        if self.name in _ARG_REDUCTIONS:
+            return np.dtype(np.intp)
+        # NumPy's own choice on a one-element stand-in (sum of int32 -> int64, ...)
+        return check_dtype(self.numpy_fn(np.zeros(1, dtype)).dtype)
+
+    def infer(self, x, axis=None, keepdims=False, ddof=0):
+        shape = shape_of(x)
+        axes = self.axes(x, axis)
+        count = math.prod(shape[a] for a in axes)
+        if self.needs_elements and count == 0:
+            raise ValueError(self.empty_message)
+        if self.name in _ARG_REDUCTIONS and axis is None:
+            out_shape = (1,) * len(shape) if keepdims else ()
+        else:
+            out_shape = reduced_shape(shape, axes, keepdims)
+        return [(out_shape, self.output_dtype(_input_dtype(x), {}))]
+
+    def kernel(self, inputs, outputs, req, axis=None, keepdims=False, ddof=0):
+        out, req = single_output(outputs, req)
+        if req is OpReq.NULL:
+            return
+        x = np.asarray(inputs[0])
+        axes = self.axes(x, axis)
+        if req is not OpReq.ADD_TO:
+            (x,) = detach_overlapping([x], [out], allow_same_view=False)
+        empty = math.prod(x.shape[a] for a in axes) == 0
+
+        def compute(target):
+            if empty and self.name in _STATISTICS:
+                target[...] = np.nan  # NumPy's answer, minus its RuntimeWarning
+                return
+            if self.name in _ARG_REDUCTIONS:
+                target[...] = self.numpy_fn(x, axis=axis, keepdims=keepdims)
+                return
+            extra = {"ddof": ddof} if self.name in ("std", "var") else {}
+            self.numpy_fn(x, axis=None if axis is None else axes, keepdims=keepdims,
+                          out=target, **extra)
+
+        write_with_req(out, req, compute)
+
+    def gradient(self, out_grad, inputs, output, axis=None, keepdims=False, ddof=0):
+        """sum and mean only: spread the output gradient back over the reduced axes."""
+        x = np.asarray(inputs[0])
+        axes = self.axes(x, axis)
+        g = np.asarray(out_grad)
+        if not keepdims:
+            g = np.expand_dims(g, axes) if axes else g
+        g = np.broadcast_to(g, x.shape)
+        if self.name == "mean":
+            g = g / max(1, math.prod(x.shape[a] for a in axes))
+        return [np.array(g)]
+
+    def register(self):
+        op = Operator(self.name, num_inputs=1, kind="reduce", infer=self.infer,
+                      gradient=self.gradient if self.name in ("sum", "mean") else None,
+                      doc=f"numpy.{self.numpy_fn.__name__} over axis (None, int or tuple), "
+                          f"keepdims" + (", ddof" if self.name in ("std", "var") else ""))
+        return add_operator(op.set_kernel("cpu", self.kernel))
+
+
+def register_all() -> None:
+    for name in REDUCTIONS:
+        Reduction(name).register()

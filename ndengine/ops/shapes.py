@@ -1,0 +1,38 @@
+"""Shape arithmetic for infer functions: broadcasting and axis handling."""
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+
+from .dtypes import is_array_spec
+
+
+def shape_of(value) -> tuple:
+    """Shape of an array spec; Python scalars are 0-d."""
+    return tuple(int(n) for n in value.shape) if is_array_spec(value) else ()
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    """NumPy broadcasting, with an error that names every shape involved."""
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        listed = ", ".join(str(tuple(s)) for s in shapes)
+        raise ValueError(f"operands could not be broadcast together with shapes {listed}") from None
+
+
+def normalize_axes(axis, ndim: int) -> tuple:
+    """None -> all axes; int or tuple -> sorted non-negative tuple (AxisError if bad)."""
+    if axis is None:
+        return tuple(range(ndim))
+    return tuple(sorted(normalize_axis_tuple(axis, ndim)))
+
+
+def reduced_shape(shape: tuple, axes: tuple, keepdims: bool) -> tuple:
+    if keepdims:
+        return tuple(1 if i in axes else n for i, n in enumerate(shape))
+    return tuple(n for i, n in enumerate(shape) if i not in axes)
+
+
+__all__ = ["shape_of", "broadcast_shapes", "normalize_axes", "normalize_axis_index",
+           "reduced_shape"]

@@ -1,0 +1,114 @@
+"""Reductions against NumPy: shapes, dtypes, values, empty inputs, axis errors."""
+import os
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from hypothesis.extra import numpy as hnp
+from numpy.exceptions import AxisError
+
+import ndengine.ops as ops
+from ndengine.ops import OpReq
+
+FAST = settings(max_examples=int(os.environ.get("NDENGINE_HYPOTHESIS_EXAMPLES", "15")),
+                deadline=None)
+DTYPES = [np.dtype(d) for d in ops.SUPPORTED_DTYPES]
+NAMES = ["sum", "mean", "max", "min", "prod", "argmax", "argmin", "std", "var"]
+
+
+def numpy_reduce(name, x, axis, keepdims, ddof=0):
+    fn = getattr(np, name)
+    extra = {"ddof": ddof} if name in ("std", "var") else {}
+    with np.errstate(all="ignore"), _quiet():
+        return np.asarray(fn(x, axis=axis, keepdims=keepdims, **extra))
+
+
+class _quiet:
+    def __enter__(self):
+        import warnings
+        self._ctx = warnings.catch_warnings()
+        self._ctx.__enter__()
+        warnings.simplefilter("ignore")
+
+    def __exit__(self, *exc):
+        return self._ctx.__exit__(*exc)
+
+
+@st.composite
+def axis_for(draw, ndim, single):
+    choices = [st.none()]
+    if ndim:
+        choices.append(st.integers(-ndim, ndim - 1))
+        if not single:
+            choices.append(st.lists(st.integers(0, ndim - 1), unique=True, max_size=ndim).map(tuple))
+    return draw(st.one_of(*choices))
+
+
+@pytest.mark.parametrize("name", NAMES)
+@FAST
+@given(data=st.data())
+def test_reduction_matches_numpy(name, data):
+    dtype = data.draw(st.sampled_from(DTYPES))
+    shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4))
+    elements = st.floats(-1e6, 1e6, width=dtype.itemsize * 8) if dtype.kind == "f" else None
+    x = data.draw(hnp.arrays(dtype, shape, elements=elements))
+    axis = data.draw(axis_for(x.ndim, single=name.startswith("arg")))
+    keepdims = data.draw(st.booleans())
+    ddof = data.draw(st.integers(0, 1))
+    params = dict(axis=axis, keepdims=keepdims)
+    if name in ("std", "var"):
+        params["ddof"] = ddof
+    op = ops.get(name)
+    try:
+        expected = numpy_reduce(name, x, axis, keepdims, ddof)
+    except ValueError as error:
+        with pytest.raises(ValueError, match=str(error)[:20]):
+            op.infer(x, **params)
+        return
+    [(shape_out, dtype_out)] = op.infer(x, **params)
+    assert (shape_out, dtype_out) == (expected.shape, expected.dtype)
+    out = np.empty(shape_out, dtype_out)
+    op.kernels["cpu"]([x], [out], [OpReq.WRITE_TO], **params)
+    if dtype_out.kind == "f":
+        np.testing.assert_allclose(out, expected, rtol=1e-5, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(out, expected)
+
+
+def test_bad_axis_raises_numpy_axis_error():
+    with pytest.raises(AxisError, match="axis 2 is out of bounds for array of dimension 2"):
+        ops.get("sum").infer(np.ones((2, 3)), axis=2)
+    with pytest.raises(AxisError):
+        ops.get("argmax").infer(np.ones((2, 3)), axis=-3)
+    with pytest.raises(TypeError):
+        ops.get("argmax").infer(np.ones((2, 3)), axis=(0, 1))
+
+
+def test_empty_reductions():
+    empty = np.ones((0, 3), np.int32)
+    assert ops.get("sum").apply(empty)[0] == 0
+    assert ops.get("prod").apply(empty, axis=0)[0].tolist() == [1, 1, 1]
+    assert np.isnan(ops.get("mean").apply(empty)[0])
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum"):
+        ops.get("max").infer(empty)
+    with pytest.raises(ValueError, match="argmin of an empty sequence"):
+        ops.get("argmin").infer(empty, axis=0)
+    assert ops.get("argmax").apply(empty, axis=1)[0].shape == (0,)
+
+
+def test_reduction_dtypes():
+    assert ops.get("sum").infer(np.ones(3, np.int32))[0][1] == np.int64
+    assert ops.get("sum").infer(np.ones(3, bool))[0][1] == np.int64
+    assert ops.get("mean").infer(np.ones(3, np.int8))[0][1] == np.float64
+    assert ops.get("var").infer(np.ones(3, np.float32))[0][1] == np.float32
+    assert ops.get("argmax").infer(np.ones(3, np.float32))[0][1] == np.int64
+
+
+def test_reduction_into_strided_output_and_add_to():
+    x = np.arange(24.0).reshape(2, 3, 4)
+    out = np.zeros((4, 6))[:, ::2].T       # (3, 4), non-contiguous
+    ops.get("sum").kernels["cpu"]([x], [out], [OpReq.WRITE_TO], axis=0)
+    np.testing.assert_array_equal(out, x.sum(axis=0))
+    acc = np.ones(4)
+    ops.get("max").kernels["cpu"]([x], [acc], [OpReq.ADD_TO], axis=(0, 1))
+    np.testing.assert_array_equal(acc, 1 + x.max(axis=(0, 1)))
