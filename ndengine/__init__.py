@@ -1,6 +1,22 @@
 """ndengine: NumPy-style arrays whose operations run asynchronously, in parallel, on an
-MXNet-style dependency engine."""
-from . import engine
+MXNet-style dependency engine. Write serial NumPy code; it returns at once and runs on the
+engine; ask for a value (``x.asnumpy()``, ``print(x)``, ``waitall()``) and it waits."""
+from . import engine, ops
 from .engine import Context, cpu, current_context, gpu
+from .ndarray import *  # noqa: F401,F403 - the array API is the package's API
+from .ndarray import __all__ as _array_names
+from .ndarray import random, storage  # noqa: F401
+from .ops import register as register_op  # noqa: F401
 
 __version__ = "0.1.0"
+__all__ = ["engine", "ops", "Context", "cpu", "gpu", "current_context", "register_op",
+           *_array_names]
+
+
+def __getattr__(name):
+    """Operators registered after import (``ndengine.ops.register``) are module functions too."""
+    from .ndarray.operators import module_function
+    try:
+        return module_function(name)
+    except KeyError:
+        raise AttributeError(f"module 'ndengine' has no attribute {name!r}") from None

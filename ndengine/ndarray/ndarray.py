@@ -1,0 +1,523 @@
+"""NDArray: a lazy, asynchronous n-dimensional array on the dependency engine.
+
+An NDArray is a view (shape, dtype, byte offset, byte strides) of a `Chunk`: the storage an
+array shares with its views, with one engine var and one pool `Buffer`. Every operation is
+pushed to the engine at once: reads of the input chunks' vars, a write of the output's.
+Storage is allocated by the first op that runs on it (MXNet's delayed allocation), so pushed
+work that has not run holds no memory, and freed when the last array on a chunk goes away: the
+chunk pushes ``delete_variable``, which hands the buffer back to the pool once every op pushed
+on it has finished.
+
+Where a value is asked for (``asnumpy``, ``item``, ``print``, ``wait_to_read``) the caller
+waits; an error raised inside an op surfaces there, every time, with its original traceback.
+"""
+import threading
+
+import numpy as np
+
+from .. import engine as _engine_mod
+from .. import ops
+from ..engine import Context, FnProperty, current_context
+from ..ops import OpReq
+from . import storage
+
+__all__ = ["NDArray", "invoke", "waitall"]
+
+_WRITE_TO = [OpReq.WRITE_TO]
+_WRITE_INPLACE = [OpReq.WRITE_INPLACE]
+_SCALARS = (bool, int, float)
+
+# Deletions that could not be pushed when they happened (a chunk collected while this thread
+# held the engine's lock, e.g. by the cyclic GC), pushed before the next operation.
+_deferred_deletes = []
+
+
+class Chunk:
+    """Storage shared by an array and its views: one engine var, one buffer."""
+
+    __slots__ = ("var", "buffer", "ctx", "__weakref__")
+
+    def __init__(self, nbytes, ctx, engine):
+        self.var = engine.new_variable()
+        self.buffer = storage.Buffer(nbytes, ctx)
+        self.ctx = ctx
+
+    def __del__(self):
+        try:
+            _delete_chunk(self.var, self.buffer, self.ctx)
+        except BaseException:  # noqa: B902 - at interpreter exit the engine may be gone
+            pass
+
+
+def _release_buffer(buffer):
+    return lambda run_ctx: buffer.release()
+
+
+def _delete_chunk(var, buffer, ctx):
+    engine = _engine_mod.get()
+    lock = getattr(engine, "_lock", None)
+    if isinstance(lock, type(threading.Lock())) and lock.locked():
+        _deferred_deletes.append((var, buffer, ctx))
+        return
+    engine.delete_variable(_release_buffer(buffer), ctx, var)
+
+
+def _flush_deferred_deletes():
+    engine = _engine_mod.get()
+    while _deferred_deletes:
+        var, buffer, ctx = _deferred_deletes.pop()
+        engine.delete_variable(_release_buffer(buffer), ctx, var)
+
+
+def _c_strides(shape, itemsize):
+    strides = []
+    step = itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+class NDArray:
+    """An n-dimensional array whose operations run asynchronously on the engine.
+
+    Users never construct it directly: use ``ndengine.array``, ``zeros``, ``ones``, ...
+    """
+
+    __slots__ = ("shape", "dtype", "_chunk", "_offset", "_strides", "_view_cache",
+                 "__weakref__")
+    __array_priority__ = 1000  # NumPy binary operators defer to ours
+    __hash__ = None  # comparisons return arrays, like NumPy's
+
+    # ------------------------------------------------------------ construction (internal)
+    @classmethod
+    def _new(cls, shape, dtype, ctx, engine=None):
+        """A fresh array with a fresh chunk; no memory until an op writes it."""
+        arr = object.__new__(cls)
+        arr.shape = shape
+        arr.dtype = dtype
+        nbytes = dtype.itemsize
+        for n in shape:
+            nbytes *= n
+        arr._chunk = Chunk(nbytes, ctx, engine or _engine_mod.get())
+        arr._offset = 0
+        arr._strides = None
+        arr._view_cache = None
+        return arr
+
+    def _view_of(self, shape, offset, strides, dtype=None):
+        """Another view of this array's chunk."""
+        arr = object.__new__(NDArray)
+        arr.shape = tuple(shape)
+        arr.dtype = self.dtype if dtype is None else dtype
+        arr._chunk = self._chunk
+        arr._offset = offset
+        arr._strides = tuple(strides)
+        arr._view_cache = None
+        return arr
+
+    def _data(self):
+        """The NumPy (or CuPy) view of this array's memory; only inside ops or after a wait."""
+        view = self._view_cache
+        if view is None:
+            buffer = self._chunk.buffer
+            data = buffer.data
+            if data is None:
+                data = buffer.allocate()
+            if self._chunk.ctx.device_type == "gpu":
+                import cupy
+                memptr = data.data + self._offset
+                view = cupy.ndarray(self.shape, self.dtype, memptr, strides=self._strides)
+            else:
+                view = np.ndarray(self.shape, self.dtype, data, self._offset, self._strides)
+            self._view_cache = view
+        return view
+
+    # ------------------------------------------------------------ attributes
+    @property
+    def context(self):
+        return self._chunk.ctx
+
+    ctx = context
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        size = 1
+        for n in self.shape:
+            size *= n
+        return size
+
+    @property
+    def nbytes(self):
+        return self.size * self.dtype.itemsize
+
+    @property
+    def strides(self):
+        """Byte strides, as NumPy reports them."""
+        return self._strides or _c_strides(self.shape, self.dtype.itemsize)
+
+    @property
+    def T(self):
+        return self.transpose()
+
+    @property
+    def var(self):
+        """The engine var this array's operations read and write (shared with its views)."""
+        return self._chunk.var
+
+    # ------------------------------------------------------------ waiting and values
+    def wait_to_read(self):
+        """Block until every pending write to this array has finished; raise its error."""
+        if _deferred_deletes:
+            _flush_deferred_deletes()
+        _engine_mod.get().wait_for_var(self._chunk.var)
+        return self
+
+    def wait_to_write(self):
+        """Block until every pending read and write of this array has finished."""
+        return self.wait_to_read()  # wait_for_var already waits for reads too
+
+    def asnumpy(self):
+        """A NumPy copy of the values (waits)."""
+        self.wait_to_read()
+        data = self._data()
+        if self._chunk.ctx.device_type == "gpu":
+            return data.get()
+        return np.array(data, copy=True)
+
+    def __array__(self, dtype=None, copy=None):
+        values = self.asnumpy()
+        return values if dtype is None else values.astype(dtype, copy=False)
+
+    def item(self):
+        if self.size != 1:
+            raise ValueError("can only convert an array of size 1 to a Python scalar")
+        return self.asnumpy().item()
+
+    asscalar = item
+
+    def tolist(self):
+        return self.asnumpy().tolist()
+
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError("The truth value of an array with more than one element is "
+                             "ambiguous. Use a.any() or a.all()")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self.dtype.kind not in "iub" or self.size != 1:
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        return int(self.item())
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    def __repr__(self):
+        text = repr(self.asnumpy())
+        body = text[len("array("):-1] if text.startswith("array(") else text
+        return f"NDArray({body}, ctx={self.context})"
+
+    def __str__(self):
+        return str(self.asnumpy())
+
+    def _repr_html_(self):
+        values = self.asnumpy()
+        head = (f"<b>NDArray</b> shape={self.shape} dtype={self.dtype} "
+                f"ctx={self.context}")
+        if values.ndim == 0:
+            return f"<div>{head}<br><code>{values!r}</code></div>"
+        if values.ndim > 2:
+            return f"<div>{head}<pre>{np.array2string(values)}</pre></div>"
+        rows = values.reshape(values.shape[0], -1) if values.ndim == 2 else values[:, None]
+        shown = rows[:20, :20]
+        cells = "".join(
+            "<tr>" + "".join(f"<td>{v}</td>" for v in row) +
+            ("<td>…</td>" if rows.shape[1] > 20 else "") + "</tr>" for row in shown)
+        more = "<tr><td>…</td></tr>" if rows.shape[0] > 20 else ""
+        return f"<div>{head}<table>{cells}{more}</table></div>"
+
+    # ------------------------------------------------------------ copies and contexts
+    def copy(self):
+        return invoke(ops.get("copy"), [self])[0]
+
+    def astype(self, dtype, copy=True):
+        dtype = ops.check_dtype(dtype)
+        if dtype == self.dtype and not copy:
+            return self
+        return invoke(ops.get("copy"), [self], {"dtype": dtype})[0]
+
+    def copyto(self, other):
+        """Copy into ``other`` (an NDArray, any context) or onto a new array on a Context."""
+        if isinstance(other, Context):
+            target = NDArray._new(self.shape, self.dtype, other)
+        elif isinstance(other, NDArray):
+            if other.shape != self.shape:
+                raise ValueError(f"copyto: shapes differ: {self.shape} into {other.shape}")
+            target = other
+        else:
+            raise TypeError(f"copyto takes an NDArray or a Context, got {type(other).__name__}")
+        _copy_between(self, target)
+        return target
+
+    def as_in_context(self, ctx):
+        return self if ctx == self.context else self.copyto(ctx)
+
+    # ------------------------------------------------------------ views
+    def _fake(self):
+        """A NumPy array with this view's geometry over no real memory: NumPy computes view
+        geometry (slicing, transposes, reshapes) on it without touching any data."""
+        base = np.empty(1, self.dtype)
+        fake = np.lib.stride_tricks.as_strided(base, self.shape, self.strides)
+        return fake, fake.__array_interface__["data"][0]
+
+    def _view_like(self, fake_view, fake_base):
+        offset = self._offset + (fake_view.__array_interface__["data"][0] - fake_base)
+        return self._view_of(fake_view.shape, offset, fake_view.strides)
+
+    def reshape(self, *shape, **kwargs):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        shape = kwargs.pop("shape", shape)
+        if kwargs:
+            raise TypeError(f"reshape got unexpected arguments {sorted(kwargs)}")
+        fake, base = self._fake()
+        try:
+            view = fake.reshape(shape, copy=False)  # never copies (no data is touched)
+        except ValueError as exc:
+            if "copy" not in str(exc):
+                raise  # e.g. "cannot reshape array of size 6 into shape (4,)"
+            return self.copy().reshape(shape)
+        return self._view_like(view, base)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        fake, base = self._fake()
+        return self._view_like(fake.transpose(axes or None), base)
+
+    def flatten(self):
+        return self.copy().reshape(-1)  # always a copy, as in NumPy
+
+    def squeeze(self, axis=None):
+        fake, base = self._fake()
+        return self._view_like(fake.squeeze(axis), base)
+
+    def expand_dims(self, axis):
+        fake, base = self._fake()
+        return self._view_like(np.expand_dims(fake, axis), base)
+
+    def __getitem__(self, key):
+        key = _normalize_key(key)
+        if _is_basic_key(key):
+            fake, base = self._fake()
+            return self._view_like(fake[key], base)
+        return invoke(ops.get("take_index"), [self], {"key": key})[0]
+
+    def __setitem__(self, key, value):
+        key = _normalize_key(key)
+        value = _as_operand(value, self.context)
+        if _is_basic_key(key):
+            target = self[key]
+            if not isinstance(value, NDArray) and not isinstance(value, _SCALARS):
+                raise TypeError(f"cannot assign {type(value).__name__} to an NDArray")
+            invoke(ops.get("copy"), [value], {"shape": target.shape, "dtype": target.dtype},
+                   out=target)
+        else:
+            invoke(ops.get("assign_index"), [self, value], {"key": key}, out=self)
+
+
+# ---------------------------------------------------------------- indexing helpers
+def _normalize_key(key):
+    """NDArray indices inside a key become NumPy arrays (that waits for them)."""
+    if isinstance(key, NDArray):
+        return key.asnumpy()
+    if isinstance(key, tuple) and any(isinstance(k, NDArray) for k in key):
+        return tuple(k.asnumpy() if isinstance(k, NDArray) else k for k in key)
+    if isinstance(key, list):
+        return np.asarray(key)
+    return key
+
+
+def _is_basic_key(key):
+    parts = key if isinstance(key, tuple) else (key,)
+    for part in parts:
+        if part is None or part is Ellipsis or isinstance(part, slice):
+            continue
+        if isinstance(part, (int, np.integer)) and not isinstance(part, (bool, np.bool_)):
+            continue
+        return False
+    return True
+
+
+# ---------------------------------------------------------------- operands and invoke
+def _as_operand(value, ctx):
+    """Python scalars stay scalars (weak, as in NumPy); arrays of any kind become NDArrays."""
+    if isinstance(value, NDArray) or type(value) in _SCALARS:
+        return value
+    if isinstance(value, np.generic):
+        return _from_numpy(np.asarray(value), ctx)
+    if isinstance(value, (np.ndarray, list, tuple)):
+        return _from_numpy(np.asarray(value), ctx)
+    if isinstance(value, (bool, int, float)):  # subclasses of the Python scalars
+        return type(value).__mro__[-2](value) if not isinstance(value, bool) else bool(value)
+    raise TypeError(f"unsupported operand type {type(value).__name__} for an NDArray op")
+
+
+def _from_numpy(values, ctx, dtype=None):
+    """A new NDArray holding a private copy of ``values`` (no op is pushed: it is ready)."""
+    values = np.asarray(values, dtype=dtype)
+    ops.check_dtype(values.dtype)
+    arr = NDArray._new(values.shape, values.dtype, ctx)
+    if ctx.device_type == "cpu":
+        arr._data()[...] = values
+    else:
+        _push_upload(values, arr)
+    return arr
+
+
+def _push_upload(values, arr):
+    def upload(run_ctx):
+        with run_ctx.stream:
+            arr._data().set(values)
+    _engine_mod.get().push_sync(upload, arr.context, (), (arr._chunk.var,),
+                                FnProperty.COPY_TO_GPU, name="copy_to_gpu")
+
+
+def _copy_between(source, target):
+    """Push target[...] = source across contexts (cast to target's dtype)."""
+    src_ctx, dst_ctx = source.context, target.context
+    if src_ctx.device_type == "cpu" and dst_ctx.device_type == "cpu":
+        invoke(ops.get("copy"), [source], {"shape": target.shape, "dtype": target.dtype},
+               out=target, ctx_check=False)
+        return
+
+    def copy(run_ctx):
+        src, dst = source._data(), target._data()
+        with run_ctx.stream:
+            if dst_ctx.device_type == "cpu":
+                dst[...] = src.get(stream=run_ctx.stream)
+            elif src_ctx.device_type == "cpu":
+                dst.set(np.ascontiguousarray(src, dtype=target.dtype))
+            else:
+                dst[...] = src
+    prop = FnProperty.COPY_FROM_GPU if src_ctx.device_type == "gpu" else FnProperty.COPY_TO_GPU
+    run_on = src_ctx if src_ctx.device_type == "gpu" else dst_ctx
+    _engine_mod.get().push_sync(copy, run_on, (source._chunk.var,), (target._chunk.var,),
+                                prop, name="copyto")
+
+
+def _describe(inputs, outputs):
+    """Profiler arguments: shapes and dtypes of the arrays an op reads and writes."""
+    return {"inputs": [(x.shape, str(x.dtype)) if isinstance(x, NDArray) else (repr(x),)
+                       for x in inputs],
+            "outputs": [(x.shape, str(x.dtype)) for x in outputs]}
+
+
+class _Run:
+    """What a worker runs for one op: the kernel on the arrays' memory."""
+
+    __slots__ = ("kernel", "inputs", "outputs", "req", "params", "cast_into")
+
+    def __init__(self, kernel, inputs, outputs, req, params, cast_into):
+        self.kernel = kernel
+        self.inputs = inputs
+        self.outputs = outputs
+        self.req = req
+        self.params = params
+        self.cast_into = cast_into
+
+    def __call__(self, run_ctx):
+        args = [x._data() if type(x) is NDArray else x for x in self.inputs]
+        outs = [x._data() for x in self.outputs]
+        if self.cast_into is not None:
+            # In-place op whose result dtype differs from the target's (float32 += float64):
+            # compute at the result dtype, then cast into place as NumPy does.
+            temps = [np.empty(o.shape, dt) for o, dt in zip(outs, self.cast_into)]
+            self.kernel(args, temps, _WRITE_TO * len(temps), **self.params)
+            for out, temp in zip(outs, temps):
+                np.copyto(out, temp, casting="unsafe")
+            return
+        if run_ctx.stream is not None:
+            with run_ctx.stream:
+                self.kernel(args, outs, self.req, **self.params)
+        else:
+            self.kernel(args, outs, self.req, **self.params)
+
+
+def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_writes=()):
+    """Push ``op`` on ``inputs`` (NDArrays and Python scalars); return the output arrays.
+
+    ``out`` (an NDArray) makes the op write in place into it; ``ctx`` places ops that have
+    no array input; ``extra_writes`` are more vars the op writes (a random generator's).
+    Shapes, dtypes and contexts are checked here, before anything is pushed.
+    """
+    if _deferred_deletes:
+        _flush_deferred_deletes()
+    params = params or {}
+    reads = []
+    for x in inputs:
+        if type(x) is NDArray:
+            x_ctx = x._chunk.ctx
+            if ctx is None:
+                ctx = x_ctx
+            elif x_ctx is not ctx and ctx_check:
+                raise ValueError(
+                    f"{op.name}: arrays are on different contexts ({ctx} and {x_ctx}); "
+                    "move one with .copyto(ctx) or .as_in_context(ctx) first")
+            reads.append(x._chunk.var)
+    if ctx is None:
+        ctx = current_context()
+    kernel = op.kernels.get(ctx.device_type)
+    if kernel is None:
+        raise NotImplementedError(f"{op.name} has no {ctx.device_type} kernel yet")
+    specs = op.infer(*inputs, **params)
+    engine = _engine_mod.get()
+    cast_into = None
+    if out is None:
+        outputs = [NDArray._new(shape, dtype, ctx, engine) for shape, dtype in specs]
+        req = _WRITE_TO * len(outputs)
+    else:
+        outputs = [out]
+        shape, dtype = specs[0]
+        if shape != out.shape:
+            raise ValueError(f"{op.name}: result of shape {shape} cannot be written into "
+                             f"an array of shape {out.shape}")
+        if dtype != out.dtype:
+            if not np.can_cast(dtype, out.dtype, "same_kind"):
+                raise TypeError(f"{op.name}: cannot cast the result from {dtype} to "
+                                f"{out.dtype} in place (NumPy's same_kind rule)")
+            cast_into = [dtype]
+        req = _WRITE_INPLACE if any(x is out for x in inputs) else _WRITE_TO
+    writes = [o._chunk.var for o in outputs]
+    if extra_writes:
+        writes.extend(extra_writes)
+    engine.push_sync(_Run(kernel, inputs, outputs, req, params, cast_into), ctx, reads,
+                     writes, name=op.name,
+                     info=_describe(inputs, outputs) if engine.profiling else None)
+    return outputs
+
+
+def waitall():
+    """Block until every pushed operation has finished; raise the first unseen error."""
+    if _deferred_deletes:
+        _flush_deferred_deletes()
+    _engine_mod.get().wait_for_all()
