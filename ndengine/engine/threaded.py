@@ -225,13 +225,26 @@ class ThreadedEngine:
                                   next(self._seq), name, info))
 
     def delete_variable(self, delete_fn, ctx, var):
-        """Run delete_fn(run_ctx) after every op pushed earlier on var, failed or not."""
-        if var.deleted:
-            raise ValueError(f"{var!r} was already deleted")
-        block = OprBlock(delete_fn, False, ctx, (), (var,), NORMAL, 0, next(self._seq),
-                         "delete_variable", None, DELETE)
-        var.deleted = True
-        self._push_block(block)
+        """Run delete_fn(run_ctx) after every op pushed earlier on var, failed or not.
+
+        A CPU var with nothing pending is deleted at once in the calling thread: arrays die
+        by the thousand in tight loops, and a push would cost more than the deletion."""
+        with self._lock:
+            if var.deleted:
+                raise ValueError(f"{var!r} was already deleted")
+            var.deleted = True
+            now = var.is_idle() and ctx.device_type == "cpu" and not self.profiling
+        if not now:
+            self._push_block(OprBlock(delete_fn, False, ctx, (), (var,), NORMAL, 0,
+                                      next(self._seq), "delete_variable", None, DELETE))
+            return
+        try:
+            delete_fn(RunContext(ctx, None))
+        except Exception as exc:  # kept for wait_for_all, as a pushed deletion's would be
+            with self._lock:
+                self._errors.append((exc, exc.__traceback__))
+                if var.error is None:
+                    var.error, var.error_tb = exc, exc.__traceback__
 
     def _push_block(self, block):
         if not isinstance(block.ctx, Context):

@@ -53,10 +53,13 @@ def _release_buffer(buffer):
     return lambda run_ctx: buffer.release()
 
 
+_LOCK_TYPE = type(threading.Lock())
+
+
 def _delete_chunk(var, buffer, ctx):
     engine = _engine_mod.get()
     lock = getattr(engine, "_lock", None)
-    if isinstance(lock, type(threading.Lock())) and lock.locked():
+    if type(lock) is _LOCK_TYPE and lock.locked():
         _deferred_deletes.append((var, buffer, ctx))
         return
     engine.delete_variable(_release_buffer(buffer), ctx, var)

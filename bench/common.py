@@ -1,0 +1,150 @@
+"""Helpers shared by the NDArray benchmarks: timing, engine switching, the optional dask peer,
+and a peak-RSS sampler. Nothing here is a benchmark itself.
+
+Timing rule, for every script: a warm-up run first (Numba compiles or loads its cache, pools
+start, the buffer pool fills), then ``repeat`` timed runs; the figure used is the best, and the
+spread (median / best) is printed so the noise is visible.
+"""
+import os
+import platform
+import statistics
+import threading
+import time
+
+import numpy as np
+
+import ndengine as nd
+from ndengine import engine
+
+KINDS = ("NaiveEngine", "ThreadedEnginePooled", "ThreadedEnginePerDevice")
+
+
+class Timing:
+    """Best and median wall time, in seconds, of the timed runs."""
+
+    def __init__(self, times):
+        self.times = list(times)
+        self.best = min(self.times)
+        self.median = statistics.median(self.times)
+
+    @property
+    def spread(self):
+        """median / best: 1.00 means quiet; above ~1.10 the figure is noisy."""
+        return self.median / self.best
+
+    def __repr__(self):
+        return f"Timing(best={self.best:.4f}s, median={self.median:.4f}s)"
+
+
+def best_of(fn, repeat, warmup=1, setup=None):
+    """Time ``fn()`` ``repeat`` times after ``warmup`` untimed runs; ``setup()`` (untimed) runs
+    before each call."""
+    for _ in range(warmup):
+        if setup is not None:
+            setup()
+        fn()
+    times = []
+    for _ in range(repeat):
+        if setup is not None:
+            setup()
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return Timing(times)
+
+
+def use_engine(kind, workers=None):
+    """Make a fresh engine of ``kind`` the process-wide one; the previous one is drained and
+    its worker threads stopped, so engines measured one after another do not compete."""
+    new = engine.create(kind, num_cpu_workers=workers)
+    previous = engine.set_engine(new)
+    if previous is not None and previous is not new:
+        previous.notify_shutdown()
+    return new
+
+
+def dask_array():
+    """``dask.array`` if dask is installed, else None (dask is an optional peer)."""
+    try:
+        import dask
+        import dask.array as da
+    except ImportError:
+        return None
+    dask.config.set(scheduler="threads")
+    return da
+
+
+def header(title):
+    import numba
+    layer = "?"
+    try:
+        from ndengine.ops.parallel import parallel_enabled
+        if parallel_enabled():
+            layer = numba.threading_layer()
+        else:
+            layer = "serial"
+    except Exception:  # noqa: BLE001 - informational only
+        pass
+    print(f"== {title}")
+    print(f"   Python {platform.python_version()}, NumPy {np.__version__}, "
+          f"Numba {numba.__version__} (layer {layer}, {numba.config.NUMBA_NUM_THREADS} threads), "
+          f"ndengine {nd.__version__}, {os.cpu_count()} cores")
+
+
+def verdict(ok):
+    return "PASS" if ok else "MISS"
+
+
+def check_close(name, got, want, rtol=1e-5):
+    """Every implementation must compute the same numbers, or its timing means nothing."""
+    got = np.asarray(got)
+    if not np.allclose(got, want, rtol=rtol, atol=0):
+        worst = np.max(np.abs(got - want) / np.maximum(np.abs(want), 1e-30))
+        raise AssertionError(f"{name}: result differs from NumPy (max rel error {worst:.3g})")
+
+
+# ------------------------------------------------------------------ memory
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def rss_bytes():
+    """Current resident set size, from /proc/self/statm."""
+    with open("/proc/self/statm", "rb") as fh:
+        return int(fh.read().split()[1]) * _PAGE
+
+
+class PeakRSS:
+    """A thread sampling the RSS every ``interval`` seconds; ``peak`` is the highest seen.
+
+    with PeakRSS() as sampler: ...; sampler.peak
+    """
+
+    def __init__(self, interval=0.001):
+        self.interval = interval
+        self.peak = 0
+        self.samples = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="rss-sampler", daemon=True)
+
+    def _run(self):
+        fd = os.open("/proc/self/statm", os.O_RDONLY)
+        try:
+            while not self._stop.is_set():
+                rss = int(os.pread(fd, 128, 0).split()[1]) * _PAGE
+                if rss > self.peak:
+                    self.peak = rss
+                self.samples += 1
+                time.sleep(self.interval)
+        finally:
+            os.close(fd)
+
+    def __enter__(self):
+        self.peak = rss_bytes()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, rss_bytes())
+        return False

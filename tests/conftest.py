@@ -1,0 +1,57 @@
+"""Shared pytest setup.
+
+Hypothesis profiles: "ci" (small budgets; loaded when the environment variable CI is set) and
+"dev" (the default, more examples). Test files that pass their own ``@settings(...)`` keep
+them; the profile only sets what a test leaves unset.
+
+``nd_engine``: runs a test under each of the three engines (a fresh engine with two CPU
+workers, made the process-wide one for the test). The NDArray test modules use it for every
+test (``pytestmark = pytest.mark.usefixtures("nd_engine")``).
+"""
+import gc
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+import ndengine
+from ndengine import engine as _engine
+
+settings.register_profile(
+    "ci", max_examples=10, deadline=None, print_blob=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                           HealthCheck.data_too_large])
+settings.register_profile(
+    "dev", max_examples=60, deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                           HealthCheck.data_too_large])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI")
+                                                                else "dev"))
+
+ENGINE_KINDS = ("NaiveEngine", "ThreadedEnginePooled", "ThreadedEnginePerDevice")
+
+
+@pytest.fixture(params=ENGINE_KINDS)
+def nd_engine(request):
+    """A fresh engine of each kind as the process-wide engine for the test; afterwards every
+    pushed op must have finished cleanly (an error nobody waited for fails the test)."""
+    eng = _engine.create(request.param, num_cpu_workers=2)
+    prev = _engine.set_engine(eng)
+    failed = None
+    try:
+        yield eng
+    finally:
+        try:
+            gc.collect()  # arrays of this test push their deletions on this engine
+            ndengine.waitall()
+        except BaseException as exc:  # noqa: B902 - reported below, after cleanup
+            failed = exc
+        try:
+            ndengine.waitall()  # a second waitall must always be clean
+        except BaseException as exc:  # noqa: B902
+            failed = failed or AssertionError(f"second waitall raised {exc!r}")
+        _engine.set_engine(prev)
+        eng.notify_shutdown()
+    if failed is not None:
+        pytest.fail(f"{request.param}: an error was left on the engine after the test: "
+                    f"{type(failed).__name__}: {failed}", pytrace=False)
