@@ -1,14 +1,14 @@
 """Shared pytest setup.
 
-Hypothesis profiles: "ci" (small budgets; loaded when the environment variable CI is set) and
-"dev" (the default, more examples). Test files that pass their own ``@settings(...)`` keep
-them; the profile only sets what a test leaves unset.
+Hypothesis profiles: "ci" (small budgets; loaded when the environment variable CI is set),
+"dev" (the default, more examples) and "thorough" (bug hunting); HYPOTHESIS_PROFILE=name or
+pytest's --hypothesis-profile=name picks one explicitly. Test files that pass their own
+``@settings(...)`` keep them; the profile only sets what a test leaves unset.
 
 ``nd_engine``: runs a test under each of the three engines (a fresh engine with two CPU
 workers, made the process-wide one for the test). The NDArray test modules use it for every
 test (``pytestmark = pytest.mark.usefixtures("nd_engine")``).
 """
-import gc
 import os
 
 import pytest
@@ -23,6 +23,10 @@ settings.register_profile(
                            HealthCheck.data_too_large])
 settings.register_profile(
     "dev", max_examples=60, deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                           HealthCheck.data_too_large])
+settings.register_profile(
+    "thorough", max_examples=400, deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                            HealthCheck.data_too_large])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI")
@@ -42,7 +46,6 @@ def nd_engine(request):
         yield eng
     finally:
         try:
-            gc.collect()  # arrays of this test push their deletions on this engine
             ndengine.waitall()
         except BaseException as exc:  # noqa: B902 - reported below, after cleanup
             failed = exc

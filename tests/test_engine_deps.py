@@ -628,3 +628,62 @@ def test_op_can_push_more_ops_even_over_max_pending(engines, kind):
     wait_all(eng)
     assert log == list(range(10))
     assert_quiescent(eng, [v])
+
+
+# ---------------------------------------------------------------------------- inline deletion
+@pytest.mark.parametrize("kind", KINDS)
+def test_delete_of_idle_cpu_var_runs_at_once_in_the_calling_thread(engines, kind):
+    eng = engines(kind, **kind_workers(kind, 2))
+    v = eng.new_variable()
+    eng.push_sync(lambda rc: None, cpu(), mutable_vars=[v])
+    wait_all(eng)
+    where = []
+    eng.delete_variable(lambda rc: where.append((threading.get_ident(), rc.ctx)), cpu(1), v)
+    assert where == [(threading.get_ident(), cpu(1))]
+    assert_quiescent(eng, [v])
+    with pytest.raises(ValueError):
+        eng.push_sync(lambda rc: None, cpu(), const_vars=[v])
+
+
+@pytest.mark.parametrize("kind", THREADED)
+def test_delete_of_busy_var_runs_later_after_the_ops(engines, kind):
+    eng = engines(kind, num_cpu_workers=2)
+    v = eng.new_variable()
+    gate = Gate()
+    eng.push_sync(gate, cpu(), const_vars=[v])
+    assert gate.started.wait(5)
+    where = []
+    eng.delete_variable(lambda rc: where.append(threading.current_thread().name), cpu(), v)
+    assert where == []
+    gate.open()
+    wait_all(eng)
+    assert len(where) == 1 and where[0].startswith("ndengine-")
+    assert_quiescent(eng, [v])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_failing_delete_fn_is_reported(engines, kind):
+    eng = engines(kind, **kind_workers(kind, 2))
+    idle, busy = eng.new_variable(), eng.new_variable()
+    err_idle, err_busy = KeyError("idle"), KeyError("busy")
+
+    def raise_(exc):
+        def delete_fn(rc):
+            raise exc
+        return delete_fn
+
+    for var, exc, slow in ((idle, err_idle, False), (busy, err_busy, True)):
+        if slow:
+            eng.push_sync(lambda rc: time.sleep(0.05), cpu(), mutable_vars=[var])
+        try:
+            eng.delete_variable(raise_(exc), cpu(), var)
+        except KeyError as raised:
+            assert kind == "NaiveEngine" and raised is exc
+        with pytest.raises(KeyError) as info:
+            wait_var(eng, var)
+        assert info.value is exc
+    if kind != "NaiveEngine":
+        with pytest.raises(KeyError) as info:
+            wait_all(eng)
+        assert info.value is err_idle
+    wait_all(eng)

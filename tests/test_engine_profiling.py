@@ -6,7 +6,7 @@ import pytest
 
 from ndengine.engine import FnProperty, OpRecord, cpu
 
-from engine_helpers import (KINDS, THREADED, engines, wait_all, wait_var)  # noqa: F401
+from engine_helpers import KINDS, THREADED, engines, wait_all  # noqa: F401
 
 
 def settle(eng):

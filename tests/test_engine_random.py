@@ -1,12 +1,13 @@
 """Random programs checked against serial execution (item 2), and many pushing threads
 (item 11)."""
+import os
 import random
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from ndengine import engine as E
@@ -16,6 +17,13 @@ from engine_helpers import (KINDS, TIMEOUT, FakeStream, FakeStreamFactory,  # no
                             assert_quiescent, engines, shutdown, wait_all, wait_var)
 
 CTXS = [cpu(0), cpu(1), gpu(0)]
+WAIT_TIMEOUT = 5.0  # a deadlocked example fails after this long
+
+# Shrinking re-runs the program many times; when the bug is a deadlock every run costs
+# WAIT_TIMEOUT, so shrinking is off unless asked for (NDENGINE_TEST_SHRINK=1). Value bugs
+# (wrong observations) still print the full failing program.
+PHASES = tuple(Phase) if os.environ.get("NDENGINE_TEST_SHRINK") else \
+    (Phase.explicit, Phase.reuse, Phase.generate, Phase.target)
 PROPS = [FnProperty.NORMAL, FnProperty.NORMAL, FnProperty.CPU_PRIORITIZED, FnProperty.ASYNC,
          FnProperty.COPY_TO_GPU, FnProperty.COPY_FROM_GPU]
 SLEEPS = [0, 0, 0, 0.0003, 0.002]
@@ -137,11 +145,11 @@ def run_on_engine(eng, num_vars, steps, completer):
 
     for index, (what, spec) in enumerate(steps):
         if what == "wait":
-            wait_var(eng, vars_[spec])
+            wait_var(eng, vars_[spec], WAIT_TIMEOUT)
             checks.append((index, spec, values[spec]))
             continue
         if what == "wait_all":
-            wait_all(eng)
+            wait_all(eng, WAIT_TIMEOUT)
             checks.append((index, None, list(values)))
             continue
         reads, writes = effective(spec)
@@ -174,7 +182,7 @@ def run_on_engine(eng, num_vars, steps, completer):
                         on_complete()
                 completer.submit(later)
             eng.push_async(fn, ctx, **kwargs)
-    wait_all(eng)
+    wait_all(eng, WAIT_TIMEOUT)
     return vars_, values, observed, runs, checks, tracker.violations, bad_ctx
 
 
@@ -202,18 +210,20 @@ def check_program(kind, workers, num_vars, steps):
         if kind != "NaiveEngine":
             assert eng._errors == []
     finally:
-        completer.shutdown(wait=True)
-        shutdown(eng)
+        completer.shutdown(wait=False)
+        shutdown(eng, WAIT_TIMEOUT)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, phases=PHASES,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(kind=st.sampled_from(["ThreadedEnginePooled", "ThreadedEnginePerDevice"]),
        workers=st.integers(1, 4), program=programs())
 def test_random_programs_match_serial_execution_threaded(kind, workers, program):
     check_program(kind, workers, *program)
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, phases=PHASES,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(program=programs(max_ops=25))
 def test_random_programs_match_serial_execution_naive(program):
     check_program("NaiveEngine", 1, *program)

@@ -1,7 +1,7 @@
 """NDArray: a lazy, asynchronous n-dimensional array on the dependency engine.
 
 An NDArray is a view (shape, dtype, byte offset, byte strides) of a `Chunk`: the storage an
-array shares with its views, with one engine var and one pool `Buffer`. Every operation is
+array shares with its views, with one engine var and one buffer from the pool. Every operation is
 pushed to the engine at once: reads of the input chunks' vars, a write of the output's.
 Storage is allocated by the first op that runs on it (MXNet's delayed allocation), so pushed
 work that has not run holds no memory, and freed when the last array on a chunk goes away: the
@@ -11,6 +11,7 @@ on it has finished.
 Where a value is asked for (``asnumpy``, ``item``, ``print``, ``wait_to_read``) the caller
 waits; an error raised inside an op surfaces there, every time, with its original traceback.
 """
+import os
 import threading
 
 import numpy as np
@@ -23,6 +24,12 @@ from . import storage
 
 __all__ = ["NDArray", "invoke", "waitall"]
 
+# Ops whose arrays all have at most this many bytes run in the pushing thread when their inputs
+# are ready at push time (FnProperty.ASYNC): handing a few microseconds of work to a worker costs
+# more (a wake-up and a GIL hand-off) than doing it.
+INLINE_MAX_BYTES = int(os.environ.get("NDENGINE_INLINE_MAX_BYTES", 1 << 16))
+_ASYNC, _NORMAL = FnProperty.ASYNC, FnProperty.NORMAL
+
 _WRITE_TO = [OpReq.WRITE_TO]
 _WRITE_INPLACE = [OpReq.WRITE_INPLACE]
 _SCALARS = (bool, int, float)
@@ -33,43 +40,61 @@ _deferred_deletes = []
 
 
 class Chunk:
-    """Storage shared by an array and its views: one engine var, one buffer."""
+    """Storage shared by an array and its views: one engine var, and ``data``, a pool buffer
+    taken by the first op that runs on it (None until then)."""
 
-    __slots__ = ("var", "buffer", "ctx", "__weakref__")
+    __slots__ = ("var", "ctx", "nbytes", "data", "__weakref__")
 
     def __init__(self, nbytes, ctx, engine):
         self.var = engine.new_variable()
-        self.buffer = storage.Buffer(nbytes, ctx)
         self.ctx = ctx
+        self.nbytes = nbytes
+        self.data = None
+
+    def allocate(self):
+        data = storage.alloc(self.nbytes, self.ctx)
+        if self.data is None:  # two first readers may race here; the loser gives its back
+            self.data = data
+        else:
+            storage.free(data, self.ctx)
+        return self.data
 
     def __del__(self):
+        # Every op on this chunk holds an array of it, so none is left to run and ``data``
+        # is final: the deletion only has to wait for the ops' var bookkeeping.
         try:
-            _delete_chunk(self.var, self.buffer, self.ctx)
+            _delete_chunk(self.var, self.data, self.ctx)
         except BaseException:  # noqa: B902 - at interpreter exit the engine may be gone
             pass
 
 
-def _release_buffer(buffer):
-    return lambda run_ctx: buffer.release()
+def _nothing_to_free(run_ctx):
+    pass
+
+
+def _release_buffer(data, ctx):
+    if data is None:
+        return _nothing_to_free
+    return lambda run_ctx: storage.free(data, ctx)
 
 
 _LOCK_TYPE = type(threading.Lock())
 
 
-def _delete_chunk(var, buffer, ctx):
+def _delete_chunk(var, data, ctx):
     engine = _engine_mod.get()
     lock = getattr(engine, "_lock", None)
     if type(lock) is _LOCK_TYPE and lock.locked():
-        _deferred_deletes.append((var, buffer, ctx))
+        _deferred_deletes.append((var, data, ctx))
         return
-    engine.delete_variable(_release_buffer(buffer), ctx, var)
+    engine.delete_variable(_release_buffer(data, ctx), ctx, var)
 
 
 def _flush_deferred_deletes():
     engine = _engine_mod.get()
     while _deferred_deletes:
-        var, buffer, ctx = _deferred_deletes.pop()
-        engine.delete_variable(_release_buffer(buffer), ctx, var)
+        var, data, ctx = _deferred_deletes.pop()
+        engine.delete_variable(_release_buffer(data, ctx), ctx, var)
 
 
 def _c_strides(shape, itemsize):
@@ -123,10 +148,9 @@ class NDArray:
         """The NumPy (or CuPy) view of this array's memory; only inside ops or after a wait."""
         view = self._view_cache
         if view is None:
-            buffer = self._chunk.buffer
-            data = buffer.data
+            data = self._chunk.data
             if data is None:
-                data = buffer.allocate()
+                data = self._chunk.allocate()
             if self._chunk.ctx.device_type == "gpu":
                 import cupy
                 memptr = data.data + self._offset
@@ -168,7 +192,7 @@ class NDArray:
         return self.transpose()
 
     @property
-    def var(self):
+    def engine_var(self):
         """The engine var this array's operations read and write (shared with its views)."""
         return self._chunk.var
 
@@ -294,6 +318,8 @@ class NDArray:
 
     def _view_like(self, fake_view, fake_base):
         offset = self._offset + (fake_view.__array_interface__["data"][0] - fake_base)
+        if fake_view.size == 0:
+            offset = 0  # NumPy's offset may point past the end of the (empty) buffer
         return self._view_of(fake_view.shape, offset, fake_view.strides)
 
     def reshape(self, *shape, **kwargs):
@@ -332,7 +358,11 @@ class NDArray:
         key = _normalize_key(key)
         if _is_basic_key(key):
             fake, base = self._fake()
-            return self._view_like(fake[key], base)
+            view = fake[key]
+            if not isinstance(view, np.ndarray):  # an int for every axis: NumPy gives a
+                # scalar (a copy, elsewhere in memory); the trailing ... gives the 0-d view
+                view = fake[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
+            return self._view_like(view, base)
         return invoke(ops.get("take_index"), [self], {"key": key})[0]
 
     def __setitem__(self, key, value):
@@ -513,8 +543,13 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
     writes = [o._chunk.var for o in outputs]
     if extra_writes:
         writes.extend(extra_writes)
+    small = ctx.device_type == "cpu"
+    for x in outputs:
+        small = small and x._chunk.nbytes <= INLINE_MAX_BYTES
+    for x in inputs:
+        small = small and (type(x) is not NDArray or x._chunk.nbytes <= INLINE_MAX_BYTES)
     engine.push_sync(_Run(kernel, inputs, outputs, req, params, cast_into), ctx, reads,
-                     writes, name=op.name,
+                     writes, _ASYNC if small else _NORMAL, name=op.name,
                      info=_describe(inputs, outputs) if engine.profiling else None)
     return outputs
 

@@ -47,9 +47,15 @@ def _unary(op_name):
 
 def _reduction(op_name):
     def method(self, axis=None, keepdims=False, **kwargs):
+        # numpy.sum(x), numpy.mean(x), ... call x.sum(axis=, dtype=None, out=None)
+        if kwargs.pop("out", None) is not None:
+            raise TypeError(f"{op_name}(out=...) is not supported for NDArrays; "
+                            "use the result (or an in-place operator) instead")
+        dtype = kwargs.pop("dtype", None)
+        x = self if dtype is None else self.astype(dtype, copy=False)
         params = {"axis": axis, "keepdims": keepdims}
         params.update(kwargs)  # ddof for std and var
-        return invoke(ops.get(op_name), [self], params)[0]
+        return invoke(ops.get(op_name), [x], params)[0]
     method.__name__ = op_name
     method.__doc__ = f"{op_name} over ``axis`` (None: all), like numpy.ndarray.{op_name}."
     return method
@@ -93,6 +99,9 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
 
 
 _ARRAY_INPUT_COUNTS = {"unary": 1, "binary": 2}
+# one-array functions whose parameters NumPy also takes by position
+_POSITIONAL_PARAMS = {"clip": ("a_min", "a_max"), "split": ("indices_or_sections", "axis"),
+                      "round": ("decimals",)}
 
 
 def module_function(op_name):
@@ -104,9 +113,9 @@ def module_function(op_name):
             array_args, extra = args[:1], args[1:]
             for key, value in zip(("axis", "keepdims"), extra):
                 params[key] = value
-        elif op.name == "clip":
+        elif op.name in _POSITIONAL_PARAMS:  # numpy.clip(x, lo, hi), numpy.split(x, 3, 1)
             array_args = args[:1]
-            for key, value in zip(("a_min", "a_max"), args[1:]):
+            for key, value in zip(_POSITIONAL_PARAMS[op.name], args[1:]):
                 params[key] = value
         elif op.num_inputs is None:  # concatenate, stack: a sequence of arrays
             array_args = tuple(args[0]) if args else ()

@@ -22,7 +22,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["alloc", "free", "stats", "release_all", "bucket_size", "Buffer"]
+__all__ = ["alloc", "free", "stats", "release_all", "bucket_size"]
 
 _SMALL_LIMIT = 1 << 20
 _ALIGN = 64  # bytes: keeps every buffer cache-line aligned for the kernels
@@ -46,31 +46,6 @@ def _default_limit():
     except (ValueError, OSError, AttributeError):
         total = 8 << 30
     return min(total // 2, 16 << 30)
-
-
-class Buffer:
-    """A block of device memory owned by one array chunk; ``data`` is None until first use, so
-    an op that has not run yet holds no memory."""
-
-    __slots__ = ("nbytes", "ctx", "data")
-
-    def __init__(self, nbytes, ctx):
-        self.nbytes = nbytes
-        self.ctx = ctx
-        self.data = None
-
-    def allocate(self):
-        data = alloc(self.nbytes, self.ctx)
-        if self.data is None:  # two first readers may race here; the loser gives its back
-            self.data = data
-        else:
-            free(data, self.ctx)
-        return self.data
-
-    def release(self):
-        data, self.data = self.data, None
-        if data is not None:
-            free(data, self.ctx)
 
 
 class DevicePool:

@@ -13,6 +13,11 @@ from .dtypes import check_dtype, result_type
 from .outputs import single_output, write_with_req
 from .registry import Operator, OpReq, add_operator
 
+_WRITE_TO = OpReq.WRITE_TO
+_WRITE_INPLACE = OpReq.WRITE_INPLACE
+_FILL_PARAMS = frozenset(("value", "shape", "dtype"))
+_SCALAR_TYPES = frozenset((bool, int, float))
+
 
 def _shape(shape) -> tuple:
     if isinstance(shape, (int, np.integer)):
@@ -43,6 +48,31 @@ def infer_fill(*, value=0, shape=(), dtype=None):
 
 def make_fill(dtype, *, value=0, **_):
     return np.asarray(value).astype(dtype)
+
+
+def fill_infer_key(inputs, params):
+    """Memo key: (shape, dtype), or (shape, type of a Python scalar value) without dtype."""
+    if inputs or not params.keys() <= _FILL_PARAMS:
+        return None
+    shape = params.get("shape", ())
+    if type(shape) is not tuple and type(shape) is not int:
+        return None
+    dtype = params.get("dtype")
+    if dtype is not None:
+        return shape, dtype, None
+    kind = type(params.get("value", 0))
+    return (shape, None, kind) if kind in _SCALAR_TYPES else None
+
+
+def fill_kernel(inputs, outputs, req, **params):
+    """out[...] = value cast to out's dtype."""
+    if len(outputs) == 1 and len(req) == 1 and params.keys() <= _FILL_PARAMS:
+        r = req[0]
+        if r is _WRITE_TO or r is _WRITE_INPLACE:  # the generic kernel minus its plumbing
+            out = outputs[0]
+            out[...] = np.asarray(params.get("value", 0)).astype(out.dtype)
+            return
+    _fill_full_kernel(inputs, outputs, req, **params)
 
 
 # arange ----------------------------------------------------------------------
@@ -102,7 +132,15 @@ CREATION_TABLE = [
 ]
 
 
+_fill_full_kernel = _creation_kernel(make_fill)
+
+
 def register_all() -> None:
     for name, infer, make, doc in CREATION_TABLE:
+        if name == "fill":
+            op = Operator(name, num_inputs=0, kind="creation", infer=infer, doc=doc,
+                          infer_key=fill_infer_key)
+            add_operator(op.set_kernel("cpu", fill_kernel))
+            continue
         op = Operator(name, num_inputs=0, kind="creation", infer=infer, doc=doc)
         add_operator(op.set_kernel("cpu", _creation_kernel(make)))

@@ -78,3 +78,53 @@ def check_scalar_fits(value, dtype: np.dtype):
     """NumPy 2 refuses a Python int that does not fit the integer dtype it meets."""
     if isinstance(value, int) and not isinstance(value, bool) and dtype.kind in "iu":
         np.asarray(value, dtype=dtype)  # raises OverflowError with NumPy's message
+
+
+# ------------------------------------------------------------- fast look-ups
+# The per-call fast paths of infer and the kernels must not re-run np.dtype()
+# and a tuple scan on every call: these dicts map what they have seen to the
+# canonical supported dtype.  Keys that compare equal (np.dtype('f4'), 'f4',
+# np.float32 never collide in practice; if they did, both map to the same
+# dtype).  Only successes are stored; anything else goes through check_dtype.
+
+_DTYPE_LOOKUP: dict = {}
+for _d in SUPPORTED_DTYPES:
+    _DTYPE_LOOKUP[_d] = _d
+    _DTYPE_LOOKUP[_d.type] = _d
+del _d
+_DTYPE_LOOKUP_LIMIT = 256
+
+
+def supported_dtype(dtype):
+    """The canonical supported dtype for ``dtype``, or None (cheap: one dict lookup)."""
+    try:
+        return _DTYPE_LOOKUP.get(dtype)
+    except TypeError:  # unhashable dtype-like
+        return None
+
+
+def fast_check_dtype(dtype) -> np.dtype:
+    """``check_dtype`` with its successes memoised (same result, same errors)."""
+    try:
+        found = _DTYPE_LOOKUP.get(dtype)
+    except TypeError:
+        return check_dtype(dtype)
+    if found is not None:
+        return found
+    resolved = check_dtype(dtype)
+    if len(_DTYPE_LOOKUP) < _DTYPE_LOOKUP_LIMIT:
+        _DTYPE_LOOKUP[dtype] = resolved
+    return resolved
+
+
+def int_bounds(dtype: np.dtype) -> tuple:
+    """(lowest, highest) Python int that NumPy accepts for ``dtype`` without OverflowError.
+
+    For non-integer dtypes the int64/uint64 range: values beyond it are left to
+    the slow path, which raises exactly what NumPy raises (if anything).
+    """
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return int(info.min), int(info.max)
+    return -(1 << 63), (1 << 64) - 1
+

@@ -11,6 +11,17 @@ Kernel strategy, per call:
      no copies (``prange`` version above ``parallel.PARALLEL_MIN_SIZE``);
   3. otherwise (broadcasting, strided or transposed outputs) ``np.nditer``
      hands the same 1-D loop contiguous buffered chunks.
+
+Per-call overhead.  Tiny arrays make the fixed Python cost dominate, so infer
+and the kernel first try a lean path driven by a per-op cache of "plans"
+keyed by the input signature (array dtype, or Python scalar type): a plan
+holds the computation dtypes, the output dtype, the int range a weak Python
+int must fit, the 1-D loops and a few constant operands already converted.
+The lean kernel path runs only when every step of the full path above would
+have been a no-op or exactly the same call: output C-contiguous, array
+inputs C-contiguous with the output's size, no overlap other than the very
+same array object, req WRITE_TO / WRITE_INPLACE and no params.  Anything
+else (and every error) goes through the full path, unchanged.
 """
 from __future__ import annotations
 
@@ -21,11 +32,20 @@ from typing import Callable
 import numpy as np
 
 from . import elementwise_kernels as ek
-from .dtypes import check_dtype, check_scalar_fits, is_array_spec, promotion_operand, result_type
+from .dtypes import (_DTYPE_LOOKUP, check_dtype, check_scalar_fits, int_bounds, is_array_spec,
+                     promotion_operand, result_type)
 from .outputs import detach_overlapping, single_output, write_with_req
-from .parallel import use_parallel
+from .parallel import PARALLEL_MIN_SIZE, parallel_enabled, use_parallel
 from .registry import Operator, OpReq, add_operator
-from .shapes import broadcast_shapes, shape_of
+from .shapes import broadcast_shapes, shape_of, spec_dtype_shape
+
+_ndarray = np.ndarray
+_may_share_memory = np.may_share_memory
+_asarray = np.asarray
+_WRITE_TO = OpReq.WRITE_TO
+_WRITE_INPLACE = OpReq.WRITE_INPLACE
+_SCALAR_TYPES = frozenset((bool, int, float))
+_CONSTANTS_LIMIT = 64  # converted scalar operands kept per plan and position
 
 _CHUNK_ELEMENTS = 1 << 13  # nditer buffer: big enough to amortise the kernel call
 
@@ -105,6 +125,52 @@ def resolve_like(ufunc: np.ufunc, name: str, inputs) -> tuple[list, np.dtype]:
 
 # ---------------------------------------------------------------- op definition
 
+class _Plan:
+    """One input signature of one op: what infer and the lean kernel path reuse.
+
+    ``key`` holds, per input, its dtype (arrays) or its Python type (weak scalars).
+    """
+    __slots__ = ("computation", "out_dtype", "cast", "no_cast", "bounds", "constants",
+                 "fast_kernel")
+
+    def __init__(self, key, computation, out_dtype, check_fits, fast_kernel):
+        self.computation = tuple(computation)
+        self.out_dtype = out_dtype
+        # arrays whose dtype is not the computation dtype are cast (astype) first
+        self.cast = tuple(isinstance(k, np.dtype) and k != dt
+                          for k, dt in zip(key, computation))
+        self.no_cast = not any(self.cast)
+        # weak Python ints: the range that converts without OverflowError; values
+        # outside go to the full path, which raises NumPy's error (or wraps for where)
+        self.bounds = tuple(int_bounds(dt) if k is int else None
+                            for k, dt in zip(key, computation))
+        if not check_fits:
+            self.bounds = tuple(None if b is None else int_bounds(np.dtype(np.int64))
+                                for b in self.bounds)
+        # Python scalar value -> 1-element array of the computation dtype
+        self.constants = tuple({} for _ in key)
+        self.fast_kernel = fast_kernel
+
+
+def _fits(value, bounds) -> bool:
+    return bounds is None or bounds[0] <= value <= bounds[1]
+
+
+def _scalar_operand(plan: _Plan, i: int, value):
+    """``value`` (a Python scalar) as the 1-element operand the loops take, or None to
+    leave it to the full path.  Converted exactly as ``as_operand`` does; kept per plan
+    (never for 0.0 / -0.0, which compare equal but differ)."""
+    constants = plan.constants[i]
+    operand = constants.get(value)
+    if operand is None:
+        if not _fits(value, plan.bounds[i]):
+            return None
+        operand = _asarray(value, dtype=plan.computation[i]).reshape(1)
+        if value and len(constants) < _CONSTANTS_LIMIT:
+            constants[value] = operand
+    return operand
+
+
 @dataclass
 class ElementwiseSpec:
     name: str
@@ -138,6 +204,10 @@ class ElementwiseSpec:
         return [(shape, out_dtype)]
 
     def kernel(self, inputs, outputs, req, **params):
+        return self.fast_kernel(inputs, outputs, req, **params)
+
+    def full_kernel(self, inputs, outputs, req, **params):
+        """The general path: casts, broadcasting, strided outputs, overlap copies, ADD_TO."""
         out, req = single_output(outputs, req)
         if req is OpReq.NULL:
             return
@@ -149,11 +219,353 @@ class ElementwiseSpec:
             operands = detach_overlapping(operands, [out])
         write_with_req(out, req, lambda target: run_loops(self.loops, operands, target))
 
+    # ------------------------------------------------ per-signature plans
+
+    @functools.cached_property
+    def plans(self) -> dict:
+        return {}
+
+    def kernel_is_lean(self, computation) -> bool:
+        """False when the kernel must see the operands first (check_operands)."""
+        return True
+
+    def new_plan(self, key, inputs):
+        """Resolve ``inputs`` (whose signature is ``key``) once; None if they are refused."""
+        for k in key:  # every array dtype must be supported (infer's full path checks all)
+            if isinstance(k, np.dtype) and _DTYPE_LOOKUP.get(k) is None:
+                return None
+        try:
+            computation, out_dtype = self.resolve(inputs, {})
+        except Exception:  # noqa: BLE001 - the full path raises it properly
+            return None
+        plan = _Plan(key, computation, out_dtype, not self.wrap_scalars,
+                     self.kernel_is_lean(computation))
+        self.plans[key] = plan
+        return plan
+
+    # ------------------------------------------------ lean infer
+
+    def fast_infer_unary(self, inputs, params):
+        if params or len(inputs) != 1:
+            return None
+        x = inputs[0]
+        if type(x) is _ndarray:
+            key = (x.dtype,)
+            shape = x.shape
+        else:
+            parts = spec_dtype_shape(x)
+            if parts is None:
+                return None
+            key = (parts[0],)
+            shape = parts[1]
+        plan = self.plans.get(key) or self.new_plan(key, inputs)
+        if plan is None:
+            return None
+        return [(shape, plan.out_dtype)]
+
+    def fast_infer_binary(self, inputs, params):
+        if params or len(inputs) != 2:
+            return None
+        x, y = inputs
+        tx = type(x)
+        if tx is _ndarray:
+            kx, sx = x.dtype, x.shape
+        elif tx in _SCALAR_TYPES:
+            kx, sx = tx, None
+        else:
+            parts = spec_dtype_shape(x)
+            if parts is None:
+                return None
+            kx, sx = parts
+        ty = type(y)
+        if ty is _ndarray:
+            ky, sy = y.dtype, y.shape
+        elif ty in _SCALAR_TYPES:
+            ky, sy = ty, None
+        else:
+            parts = spec_dtype_shape(y)
+            if parts is None:
+                return None
+            ky, sy = parts
+        key = (kx, ky)
+        plan = self.plans.get(key) or self.new_plan(key, inputs)
+        if plan is None:
+            return None
+        if sx is None:
+            if sy is None or not _fits(x, plan.bounds[0]):
+                return None  # scalar-only ops and out-of-range ints: full path
+            shape = sy
+        elif sy is None:
+            if not _fits(y, plan.bounds[1]):
+                return None
+            shape = sx
+        elif sx == sy:
+            shape = sx
+        else:
+            return None  # broadcasting
+        return [(shape, plan.out_dtype)]
+
+    def fast_infer_nary(self, inputs, params):
+        if params or len(inputs) != self.arity:
+            return None
+        key = []
+        shape = None
+        for value in inputs:
+            parts = spec_dtype_shape(value)
+            if parts is None:
+                return None  # scalars too: they would need broadcasting anyway
+            if shape is None:
+                shape = parts[1]
+            elif parts[1] != shape:
+                return None
+            key.append(parts[0])
+        key = tuple(key)
+        plan = self.plans.get(key) or self.new_plan(key, inputs)
+        if plan is None:
+            return None
+        return [(shape, plan.out_dtype)]
+
+    # ------------------------------------------------ lean kernels
+
+    def fast_kernel_unary(self, inputs, outputs, req, **params):
+        if not params and len(inputs) == 1 and len(outputs) == 1 and len(req) == 1:
+            r = req[0]
+            out = outputs[0]
+            x = inputs[0]
+            if ((r is _WRITE_TO or r is _WRITE_INPLACE) and type(out) is _ndarray
+                    and type(x) is _ndarray):
+                key = (x.dtype,)
+                plan = self.plans.get(key) or self.new_plan(key, inputs)
+                size = out.size
+                if (plan is not None and plan.fast_kernel and x.size == size
+                        and out.flags.c_contiguous and x.flags.c_contiguous):
+                    if plan.cast[0]:
+                        x = x.astype(plan.computation[0])
+                    elif x is not out and _may_share_memory(x, out):
+                        x = None  # overlap: the full path copies what it must
+                    if x is not None:
+                        if size:
+                            if out.ndim != 1:
+                                out = out.reshape(-1)
+                                x = x.reshape(-1)
+                            elif x.ndim != 1:
+                                x = x.reshape(-1)
+                            loops = self.loops
+                            if size >= PARALLEL_MIN_SIZE and parallel_enabled():
+                                loops.parallel(x, out)
+                            else:
+                                loops.serial(x, out)
+                        return
+        self.full_kernel(inputs, outputs, req, **params)
+
+    def fast_kernel_binary(self, inputs, outputs, req, **params):
+        # The two commonest cases (array op array, array op Python scalar, no casts)
+        # are spelled out inline: every line here is paid on every tiny op.
+        if not params and len(inputs) == 2 and len(outputs) == 1 and len(req) == 1:
+            r = req[0]
+            out = outputs[0]
+            if ((r is _WRITE_TO or r is _WRITE_INPLACE) and type(out) is _ndarray
+                    and out.flags.c_contiguous):
+                x, y = inputs
+                tx = type(x)
+                ty = type(y)
+                if tx is _ndarray:
+                    if ty is _ndarray:
+                        key = (x.dtype, y.dtype)
+                    elif ty in _SCALAR_TYPES:
+                        key = (x.dtype, ty)
+                    else:
+                        key = None
+                elif ty is _ndarray and tx in _SCALAR_TYPES:
+                    key = (tx, y.dtype)
+                else:
+                    key = None
+                if key is not None:
+                    plan = self.plans.get(key) or self.new_plan(key, inputs)
+                    if plan is not None and plan.fast_kernel:
+                        size = out.size
+                        if plan.no_cast and tx is _ndarray and x.size == size and x.flags.c_contiguous:
+                            if ty is _ndarray:
+                                if (y.size == size and y.flags.c_contiguous
+                                        and (x is out or not _may_share_memory(x, out))
+                                        and (y is out or not _may_share_memory(y, out))):
+                                    if size:
+                                        if out.ndim != 1:
+                                            out = out.reshape(-1)
+                                            x = x.reshape(-1)
+                                            y = y.reshape(-1)
+                                        elif x.ndim != 1 or y.ndim != 1:
+                                            x = x.reshape(-1)
+                                            y = y.reshape(-1)
+                                        if size >= PARALLEL_MIN_SIZE and parallel_enabled():
+                                            self.loops.parallel(x, y, out)
+                                        else:
+                                            self.loops.serial(x, y, out)
+                                    return
+                            elif size > 1 and (x is out or not _may_share_memory(x, out)):
+                                operand = _scalar_operand(plan, 1, y)
+                                if operand is not None:
+                                    if out.ndim != 1:
+                                        out = out.reshape(-1)
+                                        x = x.reshape(-1)
+                                    elif x.ndim != 1:
+                                        x = x.reshape(-1)
+                                    if size >= PARALLEL_MIN_SIZE and parallel_enabled():
+                                        self.loops.parallel_array_scalar(x, operand, out)
+                                    else:
+                                        self.loops.serial_array_scalar(x, operand, out)
+                                    return
+                        elif self._lean_binary(plan, x, tx, y, ty, out):
+                            return
+        self.full_kernel(inputs, outputs, req, **params)
+
+    def _lean_binary(self, plan, x, tx, y, ty, out) -> bool:
+        """Run the 1-D loop on a C-contiguous ``out``; False if the full path must run."""
+        size = out.size
+        cast = plan.cast
+        if tx is _ndarray:
+            if x.size != size or not x.flags.c_contiguous:
+                return False
+            if cast[0]:
+                x = x.astype(plan.computation[0])
+            elif x is not out and _may_share_memory(x, out):
+                return False
+        else:
+            x = _scalar_operand(plan, 0, x)
+            if x is None:
+                return False
+        if ty is _ndarray:
+            if y.size != size or not y.flags.c_contiguous:
+                return False
+            if cast[1]:
+                y = y.astype(plan.computation[1])
+            elif y is not out and _may_share_memory(y, out):
+                return False
+        else:
+            y = _scalar_operand(plan, 1, y)
+            if y is None:
+                return False
+        if not size:
+            return True
+        if out.ndim != 1:
+            out = out.reshape(-1)
+        if tx is _ndarray and x.ndim != 1:
+            x = x.reshape(-1)
+        if ty is _ndarray and y.ndim != 1:
+            y = y.reshape(-1)
+        loops = self.loops
+        parallel = size >= PARALLEL_MIN_SIZE and parallel_enabled()
+        if size == 1 or (tx is _ndarray and ty is _ndarray):
+            (loops.parallel if parallel else loops.serial)(x, y, out)
+        elif ty is not _ndarray:
+            (loops.parallel_array_scalar if parallel else loops.serial_array_scalar)(x, y, out)
+        else:
+            (loops.parallel_scalar_array if parallel else loops.serial_scalar_array)(x, y, out)
+        return True
+
+    def fast_kernel_nary(self, inputs, outputs, req, **params):
+        if (not params and len(inputs) == self.arity and len(outputs) == 1
+                and len(req) == 1):
+            r = req[0]
+            out = outputs[0]
+            if ((r is _WRITE_TO or r is _WRITE_INPLACE) and type(out) is _ndarray
+                    and out.flags.c_contiguous):
+                operands = self._lean_operands(inputs, out)
+                if operands is not None:
+                    size = out.size
+                    if size:
+                        if out.ndim != 1:
+                            out = out.reshape(-1)
+                        operands = [v if v.ndim == 1 else v.reshape(-1) for v in operands]
+                        loops = self.loops
+                        if size >= PARALLEL_MIN_SIZE and parallel_enabled():
+                            loops.parallel(*operands, out)
+                        else:
+                            loops.serial(*operands, out)
+                    return
+        self.full_kernel(inputs, outputs, req, **params)
+
+    def fast_kernel_ternary(self, inputs, outputs, req, **params):
+        # fast_kernel_nary spelled out for three inputs (where)
+        if not params and len(inputs) == 3 and len(outputs) == 1 and len(req) == 1:
+            r = req[0]
+            out = outputs[0]
+            c, x, y = inputs
+            if ((r is _WRITE_TO or r is _WRITE_INPLACE) and type(out) is _ndarray
+                    and type(c) is _ndarray and type(x) is _ndarray and type(y) is _ndarray
+                    and out.flags.c_contiguous):
+                key = (c.dtype, x.dtype, y.dtype)
+                plan = self.plans.get(key) or self.new_plan(key, inputs)
+                size = out.size
+                if (plan is not None and plan.fast_kernel and plan.no_cast
+                        and c.size == size and x.size == size and y.size == size
+                        and c.flags.c_contiguous and x.flags.c_contiguous
+                        and y.flags.c_contiguous
+                        and (c is out or not _may_share_memory(c, out))
+                        and (x is out or not _may_share_memory(x, out))
+                        and (y is out or not _may_share_memory(y, out))):
+                    if size:
+                        if out.ndim != 1 or c.ndim != 1 or x.ndim != 1 or y.ndim != 1:
+                            out, c, x, y = (out.reshape(-1), c.reshape(-1), x.reshape(-1),
+                                            y.reshape(-1))
+                        if size >= PARALLEL_MIN_SIZE and parallel_enabled():
+                            self.loops.parallel(c, x, y, out)
+                        else:
+                            self.loops.serial(c, x, y, out)
+                    return
+        self.fast_kernel_nary(inputs, outputs, req, **params)
+
+    def fast_infer_ternary(self, inputs, params):
+        if params or len(inputs) != 3:
+            return None
+        c, x, y = inputs
+        if type(c) is _ndarray and type(x) is _ndarray and type(y) is _ndarray:
+            shape = c.shape
+            if x.shape != shape or y.shape != shape:
+                return None
+            key = (c.dtype, x.dtype, y.dtype)
+            plan = self.plans.get(key) or self.new_plan(key, inputs)
+            return None if plan is None else [(shape, plan.out_dtype)]
+        return self.fast_infer_nary(inputs, params)
+
+    def _lean_operands(self, inputs, out):
+        """All-array inputs of ``out``'s size, cast, overlap-free; else None."""
+        for value in inputs:
+            if type(value) is not _ndarray:
+                return None
+        key = tuple(v.dtype for v in inputs)
+        plan = self.plans.get(key) or self.new_plan(key, inputs)
+        if plan is None or not plan.fast_kernel:
+            return None
+        size = out.size
+        operands = []
+        for value, cast, dtype in zip(inputs, plan.cast, plan.computation):
+            if value.size != size or not value.flags.c_contiguous:
+                return None
+            if cast:
+                value = value.astype(dtype)
+            elif value is not out and _may_share_memory(value, out):
+                return None
+            operands.append(value)
+        return operands
+
     def register(self, kind: str) -> Operator:
-        op = Operator(self.name, num_inputs=self.arity, kind=kind, infer=self.infer,
-                      inplace=tuple((i, 0) for i in range(self.arity)),
-                      gradient=self.gradient, doc=self.doc)
-        return add_operator(op.set_kernel("cpu", self.kernel))
+        arity = self.arity
+        self.fast_kernel = {1: self.fast_kernel_unary, 2: self.fast_kernel_binary,
+                            3: self.fast_kernel_ternary}.get(arity, self.fast_kernel_nary)
+        fast_infer = self.fast_infer()
+        kernel = self.fast_kernel if type(self).kernel is ElementwiseSpec.kernel else self.kernel
+        op = Operator(self.name, num_inputs=arity, kind=kind, infer=self.infer,
+                      inplace=tuple((i, 0) for i in range(arity)),
+                      gradient=self.gradient, doc=self.doc, fast_infer=fast_infer)
+        return add_operator(op.set_kernel("cpu", kernel))
+
+    def fast_infer(self):
+        """The lean infer for this op (None: always the full path)."""
+        if type(self).infer is not ElementwiseSpec.infer:
+            return None
+        return {1: self.fast_infer_unary, 2: self.fast_infer_binary,
+                3: self.fast_infer_ternary}.get(self.arity, self.fast_infer_nary)
 
 
 class PowerSpec(ElementwiseSpec):
@@ -163,6 +575,19 @@ class PowerSpec(ElementwiseSpec):
         if (results[0][1].kind in "iu" and not is_array_spec(exponent) and exponent < 0):
             raise ValueError("Integers to negative integer powers are not allowed.")
         return results
+
+    def kernel_is_lean(self, computation) -> bool:
+        return computation[1].kind != "i"  # signed int exponents are checked first
+
+    def fast_infer(self):
+        def fast_infer_power(inputs, params):
+            results = self.fast_infer_binary(inputs, params)
+            if results is not None and results[0][1].kind in "iu":
+                exponent = inputs[1]
+                if not is_array_spec(exponent) and exponent < 0:
+                    return None  # the full path raises
+            return results
+        return fast_infer_power
 
     def check_operands(self, operands, params):
         exponent = operands[1]
@@ -236,6 +661,103 @@ class ClipSpec(ElementwiseSpec):
         _, dtype = self.resolve([x], dict(a_min=a_min, a_max=a_max))
         return [(shape_of(x), dtype)]
 
+    # Lean paths: the plan key is (x's dtype, type(a_min), type(a_max)) with Python
+    # scalar (or None) bounds only; the plan's computation is (dtype,).
+
+    _BOUND_TYPES = frozenset((bool, int, float, type(None)))
+
+    def _clip_plan(self, x, a_min, a_max):
+        ta, tb = type(a_min), type(a_max)
+        if ta not in self._BOUND_TYPES or tb not in self._BOUND_TYPES:
+            return None
+        key = (x.dtype if type(x) is _ndarray else x, ta, tb)
+        plan = self.plans.get(key)
+        if plan is None:
+            try:
+                _, dtype = self.resolve([x], dict(a_min=a_min, a_max=a_max))
+            except Exception:  # noqa: BLE001 - the full path raises it properly
+                return None
+            plan = _Plan(key[:1], [dtype], dtype, False, True)
+            plan.constants = ({}, {})  # converted a_min, a_max
+            self.plans[key] = plan
+        return plan
+
+    def fast_infer(self):
+        def fast_infer_clip(inputs, params):
+            if len(inputs) != 1 or (params and not params.keys() <= {"a_min", "a_max"}):
+                return None
+            parts = spec_dtype_shape(inputs[0])
+            if parts is None:
+                return None
+            plan = self._clip_plan(parts[0], params.get("a_min"), params.get("a_max"))
+            return None if plan is None else [(parts[1], plan.out_dtype)]
+        return fast_infer_clip
+
+    def _bound_operand(self, plan, i, bound):
+        constants = plan.constants[i]
+        operand = constants.get(bound)
+        if operand is None:
+            operand = _clip_bound(bound, plan.out_dtype).reshape(1)
+            if bound and len(constants) < _CONSTANTS_LIMIT:  # never 0.0 / -0.0
+                constants[bound] = operand
+        return operand
+
+    def _lean_clip(self, inputs, outputs, req, a_min, a_max) -> bool:
+        """Contiguous, same size, no overlap, WRITE_TO/WRITE_INPLACE: run the loops here."""
+        if len(inputs) != 1 or len(outputs) != 1 or len(req) != 1:
+            return False
+        r = req[0]
+        x = inputs[0]
+        out = outputs[0]
+        if not ((r is _WRITE_TO or r is _WRITE_INPLACE) and type(out) is _ndarray
+                and type(x) is _ndarray):
+            return False
+        plan = self._clip_plan(x, a_min, a_max)
+        size = out.size
+        if (plan is None or x.size != size or not out.flags.c_contiguous
+                or not x.flags.c_contiguous):
+            return False
+        dtype = plan.out_dtype
+        if x.dtype != dtype:
+            x = x.astype(dtype)
+        elif x is not out and _may_share_memory(x, out):
+            return False
+        if a_min is not None and a_max is not None and out.dtype != dtype and size != 1:
+            return False  # the two-pass form below needs an exact intermediate
+        if not size:
+            return True
+        if out.ndim != 1:
+            out = out.reshape(-1)
+            x = x.reshape(-1)
+        elif x.ndim != 1:
+            x = x.reshape(-1)
+        parallel = size >= PARALLEL_MIN_SIZE and parallel_enabled()
+        if a_min is None and a_max is None:
+            loops = self.identity_loops
+            (loops.parallel if parallel else loops.serial)(x, out)
+            return True
+        low = None if a_min is None else self._bound_operand(plan, 0, a_min)
+        high = None if a_max is None else self._bound_operand(plan, 1, a_max)
+        if size == 1:  # every operand is "full": the full path's plain loops
+            if low is None or high is None:
+                loops = self.clip_loops["high" if low is None else "low"]
+                loops.serial(x, high if low is None else low, out)
+            else:
+                self.clip_loops["both"].serial(x, low, high, out)
+            return True
+        # minimum(maximum(x, low), high) as two array-scalar passes: the same scalar
+        # functions in the same order, the intermediate stored exactly in ``out``
+        # (out.dtype is the computation dtype), so the result equals the ternary
+        # loop's, which the full path could only run through nditer here.
+        if low is not None:
+            loops = self.clip_loops["low"]
+            (loops.parallel_array_scalar if parallel else loops.serial_array_scalar)(x, low, out)
+            x = out
+        if high is not None:
+            loops = self.clip_loops["high"]
+            (loops.parallel_array_scalar if parallel else loops.serial_array_scalar)(x, high, out)
+        return True
+
     @functools.cached_property
     def clip_loops(self):
         return {"both": ek.ternary_kernels(ek.clip),
@@ -243,6 +765,8 @@ class ClipSpec(ElementwiseSpec):
                 "high": ek.binary_kernels(ek.minimum)}
 
     def kernel(self, inputs, outputs, req, a_min=None, a_max=None):
+        if self._lean_clip(inputs, outputs, req, a_min, a_max):
+            return
         out, req = single_output(outputs, req)
         if req is OpReq.NULL:
             return

@@ -6,7 +6,11 @@ import numpy as np
 from .dtypes import check_dtype, is_array_spec, result_type
 from .outputs import detach_overlapping, single_output, write_with_req
 from .registry import Operator, OpReq, add_operator
-from .shapes import broadcast_shapes, normalize_axis_index, shape_of
+from .shapes import broadcast_shapes, normalize_axis_index, shape_of, spec_dtype_shape
+
+_WRITE_TO = OpReq.WRITE_TO
+_WRITE_INPLACE = OpReq.WRITE_INPLACE
+_COPY_PARAMS = frozenset(("shape", "dtype"))
 
 
 # copy ------------------------------------------------------------------------
@@ -20,8 +24,26 @@ def infer_copy(x, *, shape=None, dtype=None):
     return [(target, dtype)]
 
 
+def copy_infer_key(inputs, params):
+    """Memo key: the result depends on the input's (dtype, shape) and the params only."""
+    if len(inputs) != 1 or (params and not params.keys() <= _COPY_PARAMS):
+        return None
+    parts = spec_dtype_shape(inputs[0])
+    if parts is None:
+        return None
+    shape = params.get("shape")
+    if shape is not None and type(shape) is not tuple:
+        return None
+    return parts[0], parts[1], shape, params.get("dtype")
+
+
 def copy_kernel(inputs, outputs, req, shape=None, dtype=None):
     """out[...] = input, broadcast and cast (unsafe casting, like astype)."""
+    if len(outputs) == 1 and len(req) == 1:
+        r = req[0]
+        if r is _WRITE_TO or r is _WRITE_INPLACE:  # what write_with_req does for these
+            np.copyto(outputs[0], inputs[0], casting="unsafe")
+            return
     out, req = single_output(outputs, req)
     if req is OpReq.NULL:
         return
@@ -130,6 +152,7 @@ def split_kernel(inputs, outputs, req, *, indices_or_sections, axis=0):
 
 def register_all() -> None:
     add_operator(Operator("copy", num_inputs=1, kind="other", infer=infer_copy,
+                          infer_key=copy_infer_key,
                           inplace=((0, 0),), gradient=None,
                           doc="out[...] = x with broadcasting and casting "
                               "(copy, astype, broadcast_to)").set_kernel("cpu", copy_kernel))

@@ -15,7 +15,18 @@ import numpy as np
 from .dtypes import check_dtype, is_array_spec, result_type
 from .outputs import detach_overlapping, single_output, write_with_req
 from .registry import Operator, OpReq, add_operator
-from .shapes import normalize_axes, reduced_shape, shape_of
+from .shapes import normalize_axes, reduced_shape, shape_of, spec_dtype_shape
+
+_ndarray = np.ndarray
+_may_share_memory = np.may_share_memory
+_WRITE_TO = OpReq.WRITE_TO
+_WRITE_INPLACE = OpReq.WRITE_INPLACE
+_REDUCTION_PARAMS = frozenset(("axis", "keepdims", "ddof"))
+
+# np.sum(x, axis, out=out, keepdims=k) on an ndarray is exactly
+# np.add.reduce(x, axis, None, out, keepdims=k) (numpy's _wrapreduction);
+# calling the ufunc method directly skips ~2 us of Python wrappers.
+_UFUNC_OF = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
 
 # name -> (NumPy function, needs at least one element, NumPy's name in its error)
 REDUCTIONS = {
@@ -41,6 +52,23 @@ class Reduction:
     def __init__(self, name):
         self.name = name
         self.numpy_fn, self.needs_elements, self.empty_message = REDUCTIONS[name]
+        self.ufunc = _UFUNC_OF.get(name)
+
+    @staticmethod
+    def infer_key(inputs, params):
+        """Memo key for infer: the result depends on (dtype, shape, axis, keepdims, ddof) only."""
+        if len(inputs) != 1 or (params and not params.keys() <= _REDUCTION_PARAMS):
+            return None
+        parts = spec_dtype_shape(inputs[0])
+        if parts is None:
+            return None
+        axis = params.get("axis")
+        keepdims = params.get("keepdims", False)
+        ddof = params.get("ddof", 0)
+        if ((axis is not None and type(axis) is not int) or type(keepdims) is not bool
+                or type(ddof) is not int):
+            return None
+        return parts[0], parts[1], axis, keepdims, ddof
 
     def axes(self, x, axis):
         ndim = len(shape_of(x))
@@ -67,6 +95,24 @@ class Reduction:
         return [(out_shape, self.output_dtype(_input_dtype(x), {}))]
 
     def kernel(self, inputs, outputs, req, axis=None, keepdims=False, ddof=0):
+        ufunc = self.ufunc
+        if ufunc is not None and len(inputs) == 1 and len(outputs) == 1 and len(req) == 1:
+            # Lean path: ndarray in and out, WRITE_TO/WRITE_INPLACE, axis None or one int,
+            # no overlap -- the same ufunc.reduce call np.sum & co. make (see _UFUNC_OF).
+            r = req[0]
+            x = inputs[0]
+            out = outputs[0]
+            if ((r is _WRITE_TO or r is _WRITE_INPLACE) and type(x) is _ndarray
+                    and type(out) is _ndarray and type(keepdims) is bool):
+                if axis is None:
+                    axes = None
+                elif type(axis) is int and -x.ndim <= axis < x.ndim:
+                    axes = (axis % x.ndim,)
+                else:
+                    axes = False
+                if axes is not False and not _may_share_memory(x, out):
+                    ufunc.reduce(x, axes, None, out, keepdims=keepdims)
+                    return
         out, req = single_output(outputs, req)
         if req is OpReq.NULL:
             return
@@ -103,6 +149,7 @@ class Reduction:
 
     def register(self):
         op = Operator(self.name, num_inputs=1, kind="reduce", infer=self.infer,
+                      infer_key=self.infer_key,
                       gradient=self.gradient if self.name in ("sum", "mean") else None,
                       doc=f"numpy.{self.numpy_fn.__name__} over axis (None, int or tuple), "
                           f"keepdims" + (", ddof" if self.name in ("std", "var") else ""))

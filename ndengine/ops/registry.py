@@ -11,6 +11,8 @@ import numpy as np
 from .dtypes import check_dtype, is_array_spec, is_python_scalar, result_type
 from .shapes import broadcast_shapes, shape_of
 
+_INFER_MEMO_LIMIT = 4096  # per operator; cleared when full
+
 KINDS = ("unary", "binary", "reduce", "creation", "random", "other")
 DEVICES = ("cpu", "gpu")
 
@@ -28,11 +30,23 @@ class Operator:
 
     ``infer(*inputs, **params)`` returns one ``(shape, dtype)`` per output.
     A kernel is called as ``kernel(inputs, outputs, req, **params)``.
+
+    ``fast_infer(inputs, params)``, when given, is tried first on every
+    ``infer`` call: it handles the common cases (inputs of supported dtypes,
+    equal shapes, Python scalars) from per-signature caches and returns exactly
+    what the full path would, or None to fall back to the full path (which
+    also raises every error).
+
+    ``infer_key(inputs, params)``, when given, memoises the full path: it
+    returns a hashable key such that equal keys always infer the same result
+    (e.g. (dtype, shape, axis, keepdims)), or None for "do not memoise".  Only
+    successful results are stored; errors are raised by the full path each time.
     """
 
     def __init__(self, name: str, *, num_inputs=1, num_outputs=1, kind="other",
                  infer: Callable | None = None, inplace=(), gradient=None,
-                 write_mode=OpReq.WRITE_TO, doc=None):
+                 write_mode=OpReq.WRITE_TO, doc=None, fast_infer: Callable | None = None,
+                 infer_key: Callable | None = None):
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
         self.name = name
@@ -45,6 +59,9 @@ class Operator:
         self.gradient = gradient
         self.write_mode = OpReq(write_mode)
         self.doc = doc
+        self.fast_infer = fast_infer
+        self.infer_key = infer_key
+        self._infer_memo: dict = {}
 
     def __repr__(self):
         return f"<Operator {self.name} kind={self.kind} devices={sorted(self.kernels)}>"
@@ -56,6 +73,30 @@ class Operator:
 
     def infer(self, *inputs, **params) -> list[tuple[tuple, np.dtype]]:
         """Output (shape, dtype) pairs; raises on bad shapes, dtypes or params."""
+        fast = self.fast_infer
+        if fast is not None:
+            results = fast(inputs, params)
+            if results is not None:
+                return results
+        key_of = self.infer_key
+        if key_of is not None:
+            key = key_of(inputs, params)
+            if key is not None:
+                memo = self._infer_memo
+                try:
+                    found = memo.get(key)
+                except TypeError:  # unhashable parameter: no memo
+                    return self._full_infer(inputs, params)
+                if found is not None:
+                    return list(found)
+                results = self._full_infer(inputs, params)
+                if len(memo) >= _INFER_MEMO_LIMIT:
+                    memo.clear()
+                memo[key] = tuple(results)
+                return results
+        return self._full_infer(inputs, params)
+
+    def _full_infer(self, inputs, params) -> list[tuple[tuple, np.dtype]]:
         if self.num_inputs is not None and len(inputs) != self.num_inputs:
             raise TypeError(f"{self.name} takes {self.num_inputs} inputs, got {len(inputs)}")
         for value in inputs:
