@@ -237,11 +237,10 @@ def test_repr_html():
 
 
 # ---------------------------------------------------------------- copies and contexts
-@pytest.mark.xfail(strict=True, reason="NDArray.var (the engine var property, ndarray.py) is "
-                   "shadowed by the variance method NumPy's API needs (operators.REDUCTIONS)")
-def test_var_property_is_the_engine_var():
+def test_engine_var_is_shared_by_views():
     x = nd.arange(6)
-    assert x[1:].var is x.var
+    assert x[1:].engine_var is x.engine_var
+    assert x.copy().engine_var is not x.engine_var
 
 
 def test_var_method_is_variance():

@@ -21,7 +21,7 @@ import weakref
 from .context import Context, FnProperty, RunContext, cpu, current_context, gpu
 from .naive import NaiveEngine
 from .threaded import (OpRecord, ThreadedEngine, ThreadedEnginePerDevice, ThreadedEnginePooled,
-                       default_stream_factory)
+                       default_stream_factory, env_int)
 
 __all__ = ["create", "get", "set_engine", "Context", "cpu", "gpu", "current_context",
            "RunContext", "FnProperty", "OpRecord", "NaiveEngine", "ThreadedEnginePooled",
@@ -51,17 +51,6 @@ def create(kind, **options):
     return engine
 
 
-def _env_int(name):
-    value = os.environ.get(name)
-    if value in (None, ""):
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        raise ValueError(f"environment variable {name} must be an integer, got {value!r}") \
-            from None
-
-
 def get():
     """The process-wide engine, created on first use from the environment:
     NDENGINE_ENGINE_TYPE (default ThreadedEnginePerDevice), NDENGINE_CPU_WORKER_NTHREADS,
@@ -71,8 +60,8 @@ def get():
     if engine is None:
         with _global_lock:
             if _global is None:
-                options = {"num_cpu_workers": _env_int("NDENGINE_CPU_WORKER_NTHREADS")}
-                gpu_workers = _env_int("NDENGINE_GPU_WORKER_NTHREADS")
+                options = {"num_cpu_workers": env_int("NDENGINE_CPU_WORKER_NTHREADS")}
+                gpu_workers = env_int("NDENGINE_GPU_WORKER_NTHREADS")
                 if gpu_workers is not None:
                     options["num_gpu_workers"] = gpu_workers
                 _global = create(os.environ.get("NDENGINE_ENGINE_TYPE",

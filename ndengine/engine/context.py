@@ -1,11 +1,13 @@
 """Where an operation runs (`Context`), what the worker hands it (`RunContext`), and how the
 engine should treat it (`FnProperty`)."""
 import enum
+import functools
 import threading
 
 __all__ = ["Context", "cpu", "gpu", "current_context", "RunContext", "FnProperty"]
 
 
+@functools.total_ordering
 class Context:
     """A device: ``cpu(0)``, ``gpu(1)``. Hashable and comparable, so it keys pools and dicts.
 
@@ -24,7 +26,7 @@ class Context:
         if isinstance(device_type, Context):
             return device_type
         key = (device_type, device_id)
-        ctx = cls._interned.get(key)
+        ctx = cls._interned.get(key) if type(device_id) is int else None
         if ctx is not None:
             return ctx
         if device_type not in cls._DEVICE_TYPES:
@@ -43,6 +45,11 @@ class Context:
 
     def __repr__(self):
         return f"{self.device_type}({self.device_id})"
+
+    def __setattr__(self, name, value):
+        if name in ("device_type", "device_id") and hasattr(self, name):
+            raise AttributeError("a Context is immutable (contexts are shared)")
+        object.__setattr__(self, name, value)
 
     def __reduce__(self):
         return (Context, (self.device_type, self.device_id))

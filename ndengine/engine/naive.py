@@ -12,7 +12,7 @@ import time
 
 from .context import Context, RunContext
 from .threaded import (NORMAL, OpRecord, Operator, _normalize_vars, _raise_stored,
-                       default_stream_factory)
+                       _synchronize, default_stream_factory)
 from .var import DELETE, ThreadedVar
 
 __all__ = ["NaiveEngine"]
@@ -28,12 +28,12 @@ class NaiveEngine:
         self.stream_factory = stream_factory or default_stream_factory
         self.profiling = False
         self._records = []
+        self._var_ids = itertools.count()  # kept across fork: ids stay unique
         self._init_state()
 
     def _init_state(self):
         self._lock = threading.RLock()
         self._run_ctxs = {}
-        self._var_ids = itertools.count()
         self._stopped = False
 
     def __repr__(self):
@@ -69,6 +69,9 @@ class NaiveEngine:
     def delete_variable(self, delete_fn, ctx, var):
         if var.deleted:
             raise ValueError(f"{var!r} was already deleted")
+        if not isinstance(ctx, Context):
+            raise TypeError(f"ctx must be a Context such as cpu(0), got {ctx!r}")
+        self._run_context(ctx)  # a missing GPU raises here, with the var still usable
         var.deleted = True
         self._run(delete_fn, False, ctx, (), (var,), "delete_variable", None, kind=DELETE)
 
@@ -139,6 +142,8 @@ def _call(fn, is_async, run_ctx):
     if not is_async:
         try:
             fn(run_ctx)
+            if run_ctx.stream is not None:
+                _synchronize(run_ctx.stream)  # a GPU op's errors belong to its push
         except BaseException as exc:  # noqa: B902 - stored on the vars, then raised
             return exc, exc.__traceback__
         return None, None

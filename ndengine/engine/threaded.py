@@ -144,6 +144,18 @@ def _normalize_vars(const_vars, mutable_vars):
     return const_vars, mutable_vars
 
 
+def env_int(name, default=None):
+    """An integer environment variable; a clear error names it when it is not one."""
+    value = os.environ.get(name)
+    if value in (None, ""):
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"environment variable {name} must be an integer, got {value!r}") \
+            from None
+
+
 def _raise_stored(error, traceback):
     raise error.with_traceback(traceback)
 
@@ -155,20 +167,23 @@ class ThreadedEngine:
 
     def __init__(self, num_cpu_workers=None, num_gpu_workers=2, num_copy_workers=1,
                  stream_factory=None, max_pending=None):
-        self.num_cpu_workers = int(num_cpu_workers or os.cpu_count() or 1)
+        self.num_cpu_workers = (os.cpu_count() or 1) if num_cpu_workers is None \
+            else int(num_cpu_workers)
         self.num_gpu_workers = int(num_gpu_workers)
         self.num_copy_workers = int(num_copy_workers)
         if min(self.num_cpu_workers, self.num_gpu_workers, self.num_copy_workers) < 1:
             raise ValueError("worker counts must be at least 1")
         self.stream_factory = stream_factory or default_stream_factory
         if max_pending is None:
-            max_pending = int(os.environ.get("NDENGINE_MAX_PENDING", 10000))
+            max_pending = env_int("NDENGINE_MAX_PENDING", 10000)
         if max_pending < 1:
             raise ValueError("max_pending must be at least 1")
         self._max_pending = max_pending
         self._resume_at = max_pending * 3 // 4
         self.profiling = False
         self._records = []
+        self._any_failed = False  # kept across fork, like the errors on the vars
+        self._var_ids = itertools.count()  # kept across fork: ids stay unique
         self._init_state()
 
     def _init_state(self):
@@ -179,9 +194,7 @@ class ThreadedEngine:
         self._errors = []
         self._pools = {}
         self._all_pools = []
-        self._any_failed = False
         self._seq = itertools.count()
-        self._var_ids = itertools.count()
         self._stopped = False
 
     def __repr__(self):
@@ -229,18 +242,24 @@ class ThreadedEngine:
 
         A CPU var with nothing pending is deleted at once in the calling thread: arrays die
         by the thousand in tight loops, and a push would cost more than the deletion."""
+        if not isinstance(ctx, Context):
+            raise TypeError(f"ctx must be a Context such as cpu(0), got {ctx!r}")
         with self._lock:
             if var.deleted:
                 raise ValueError(f"{var!r} was already deleted")
             var.deleted = True
             now = var.is_idle() and ctx.device_type == "cpu" and not self.profiling
         if not now:
-            self._push_block(OprBlock(delete_fn, False, ctx, (), (var,), NORMAL, 0,
-                                      next(self._seq), "delete_variable", None, DELETE))
+            try:
+                self._push_block(OprBlock(delete_fn, False, ctx, (), (var,), NORMAL, 0,
+                                          next(self._seq), "delete_variable", None, DELETE))
+            except BaseException:
+                var.deleted = False  # nothing was pushed: the var is still usable
+                raise
             return
         try:
             delete_fn(RunContext(ctx, None))
-        except Exception as exc:  # kept for wait_for_all, as a pushed deletion's would be
+        except BaseException as exc:  # kept for wait_for_all, as a pushed deletion's would be
             with self._lock:
                 self._errors.append((exc, exc.__traceback__))
                 if var.error is None:
@@ -543,9 +562,15 @@ class ThreadedEngine:
                     pool.idle.pop().wakeup.release()
 
     def _before_fork(self):
-        if _tls.engine is not self:
-            self._drain()
+        # Drain while holding the lock, so no thread can push between the drain and the fork.
         self._lock.acquire()
+        if _tls.engine is not self:
+            self._waiters += 1
+            try:
+                while self._pending:
+                    self._state_changed.wait()
+            finally:
+                self._waiters -= 1
 
     def _after_fork_in_parent(self):
         self._lock.release()
