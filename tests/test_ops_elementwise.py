@@ -1,6 +1,9 @@
 """Differential tests: element-wise kernels against NumPy."""
+import multiprocessing
 import os
 import threading
+import time
+import warnings
 
 import numpy as np
 import pytest
@@ -8,7 +11,7 @@ from hypothesis import assume, given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ndengine.ops as ops
-from ndengine.ops import OpReq
+from ndengine.ops import OpReq, elementwise, parallel
 
 EXAMPLES = int(os.environ.get("NDENGINE_HYPOTHESIS_EXAMPLES", "15"))
 FAST = settings(max_examples=EXAMPLES, deadline=None)
@@ -190,16 +193,18 @@ def test_round_half_to_even_with_decimals(decimals):
     np.testing.assert_array_equal(run_op("round", i, decimals=decimals), np.round(i, decimals))
 
 
+# Python int bounds outside some dtype's range: NumPy drops a_min <= the lowest value and
+# a_max >= the highest, and raises OverflowError for the others (clip(uint8, 0, -1)).
+OUT_OF_RANGE_BOUNDS = [-1000, -129, 128, 256, 300, 2**63, 2**64, -2**63 - 1, 10**400]
+
+
 @FAST
-@given(x=hnp.arrays(st.sampled_from([np.int8, np.int64, np.uint8, np.float32, np.float64, bool]),
+@given(x=hnp.arrays(st.sampled_from([np.int8, np.int64, np.uint8, np.uint64, np.float32,
+                                     np.float64, bool]),
                     hnp.array_shapes(min_dims=0, max_dims=2, min_side=0)),
-       a_min=st.none() | st.integers(-5, 5), a_max=st.none() | st.integers(-5, 5))
+       a_min=st.none() | st.integers(-5, 5) | st.sampled_from(OUT_OF_RANGE_BOUNDS),
+       a_max=st.none() | st.integers(-5, 5) | st.sampled_from(OUT_OF_RANGE_BOUNDS))
 def test_clip_matches_numpy(x, a_min, a_max):
-    # NumPy raises OverflowError for clip(uint, None, -1) but clamps clip(uint, -1, 3);
-    # ndengine clamps out-of-range int bounds in both cases.
-    one_sided_negative = (a_min is None) != (a_max is None) and min(
-        b for b in (a_min, a_max) if b is not None) < 0
-    assume(not (x.dtype.kind == "u" and one_sided_negative))
     # NumPy 2.4 runs np.positive for clip(x, None, None), which refuses bool; we copy.
     assume(not (x.dtype == bool and a_min is None and a_max is None))
     check_against_numpy("clip", lambda v, a_min, a_max: np.clip(v, a_min, a_max), [x],
@@ -216,6 +221,66 @@ def test_where_matches_numpy(data):
     y = data.draw(st.one_of(values(data.draw(st.sampled_from(DTYPES)), shapes.input_shapes[2]),
                             st.integers(-5, 5), st.floats(allow_nan=False)))
     check_against_numpy("where", np.where, [cond, x, y])
+
+
+@pytest.mark.parametrize("a_min, a_max", [(0, -1), (None, -1), (300, None), (1, 256 * 256)])
+def test_clip_out_of_range_bound_raises_like_numpy_at_infer_time(a_min, a_max):
+    x = np.arange(5, dtype=np.uint8)
+    expected, error = numpy_or_error(lambda v: np.clip(v, a_min, a_max), x)
+    for _ in range(2):  # the second call goes through the cached plan
+        if error is None:
+            np.testing.assert_array_equal(run_op("clip", x, a_min=a_min, a_max=a_max), expected)
+            continue
+        with pytest.raises(OverflowError):
+            ops.get("clip").infer(x, a_min=a_min, a_max=a_max)
+        with pytest.raises(OverflowError):  # and the kernel, called on its own
+            ops.get("clip").kernels["cpu"]([x], [np.empty(5, np.uint8)], [OpReq.WRITE_TO],
+                                           a_min=a_min, a_max=a_max)
+
+
+# ------------------------------------- comparisons with out-of-range Python ints
+
+COMPARISONS = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]
+
+
+def out_of_range_ints(dtype):
+    """Python ints outside ``dtype``'s range (int64's for bool and floats), near and far."""
+    info = np.iinfo(dtype if dtype.kind in "iu" else np.int64)
+    low, high = int(info.min), int(info.max)
+    return st.one_of(st.integers(high + 1, high + 2**70), st.integers(low - 2**70, low - 1),
+                     st.sampled_from([high + 1, low - 1, -1, 256, 300, -129, 128, 2**63,
+                                      2**64, -2**63 - 1]))
+
+
+@pytest.mark.parametrize("name", COMPARISONS)
+@FAST
+@given(data=st.data())
+def test_comparison_with_out_of_range_python_int_matches_numpy(name, data):
+    # NumPy 2 compares an integer array with any Python int (arithmetic would raise);
+    # with bool or float arrays an int that does not convert raises OverflowError.
+    dtype = data.draw(st.sampled_from(DTYPES))
+    x = data.draw(values(dtype, data.draw(hnp.array_shapes(min_dims=0, max_dims=2,
+                                                           max_side=5))))
+    scalar = data.draw(out_of_range_ints(dtype))
+    inputs = [scalar, x] if data.draw(st.booleans()) else [x, scalar]
+    for _ in range(2):  # the second call finds the plan cached
+        check_against_numpy(name, BINARY[name], inputs)
+
+
+@pytest.mark.parametrize("name", COMPARISONS)
+def test_comparison_with_out_of_range_python_int_into_views_and_add_to(name):
+    x = np.array([[0, 1, 2], [3, 254, 255]], np.uint8)
+    for scalar in (300, -1):
+        for inputs in ([x, scalar], [scalar, x]):
+            expected = BINARY[name](*inputs)
+            strided = np.zeros((2, 6), bool)[:, ::2]
+            np.testing.assert_array_equal(run_op(name, *inputs, out=strided), expected)
+            acc = np.array([[True, False, False], [False, False, True]])
+            run_op(name, *inputs, out=acc, req=OpReq.ADD_TO)
+            np.testing.assert_array_equal(acc, expected | [[True, False, False],
+                                                           [False, False, True]])
+    with pytest.raises(OverflowError):  # arithmetic still refuses them, as NumPy does
+        ops.get("add").infer(x, 300)
 
 
 # ------------------------------------------------------- outputs: views, aliasing, req
@@ -305,3 +370,131 @@ def test_concurrent_kernel_calls_from_threads():
     for t in threads:
         t.join()
     assert not failures, failures
+
+
+# ------------------------------------- unary ops that call NumPy, split over the cores
+
+NUMPY_BACKED = sorted(elementwise.NUMPY_UNARY)
+
+
+def special_values(dtype, size, seed=2):
+    x = np.random.default_rng(seed).uniform(-4, 4, size).astype(dtype)
+    x[:8] = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e30, -1e30, 1e-30]
+    x[-3:] = [0.5, -0.5, 2.0]
+    return x
+
+
+def same_bits(a, b):
+    assert a.dtype == b.dtype and a.shape == b.shape
+    np.testing.assert_array_equal(a.view(f"u{a.itemsize}"), b.view(f"u{b.itemsize}"))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", NUMPY_BACKED)
+def test_numpy_backed_split_call_is_bit_identical_to_one_call(name, dtype):
+    x = special_values(dtype, 3 * LARGE + 5)
+    assert parallel.split_parts(x.size) == min(os.cpu_count() or 1, x.size)
+    loops = elementwise.spec(name).loops
+    whole = np.empty_like(x)
+    with np.errstate(all="ignore"):
+        loops.serial(x, whole)  # one call, no split
+        if name != "sigmoid" and np.dtype(dtype) in elementwise.NUMPY_UNARY[name][1]:
+            same_bits(whole, getattr(np, name)(x))
+    same_bits(run_op(name, x), whole)
+    y = x.copy()  # in place, as the engine's WRITE_INPLACE
+    ops.get(name).kernels["cpu"]([y], [y], [OpReq.WRITE_INPLACE])
+    same_bits(y, whole)
+
+
+@pytest.mark.parametrize("name", NUMPY_BACKED)
+def test_numpy_backed_ops_ignore_floating_point_errors(name):
+    kernel = ops.get(name).kernels["cpu"]
+    for size in (16, LARGE):
+        x = special_values(np.float32, size)
+        x[8:16] = [-1.0, -2.0, 88.8, 1000.0, -1000.0, 5.0, 1.0, -1.0]
+        expected = run_op(name, x)
+        out = np.empty_like(x)
+        with np.errstate(all="raise"), warnings.catch_warnings():
+            warnings.simplefilter("error")
+            kernel([x], [out], [OpReq.WRITE_TO])
+        np.testing.assert_array_equal(out, expected)
+
+
+def test_sigmoid_keeps_its_semantics():
+    # 1 / (1 + exp(-x)) in exp's dtype, as the Numba scalar computes it
+    numba_loops = elementwise.spec("sigmoid").numba_loops
+    for dtype in (np.float32, np.float64, np.int16, np.int32):
+        x = np.array([-1000, -80, -1, 0, 1, 80, 1000, 3], dtype)
+        xf = x.astype(np.exp(np.zeros(1, dtype)).dtype)
+        with np.errstate(all="ignore"):
+            expected = 1 / (1 + np.exp(-xf))
+        got = run_op("sigmoid", x)
+        assert got.dtype == expected.dtype
+        rtol = 2e-7 if xf.dtype == np.float32 else 1e-15
+        np.testing.assert_allclose(got, expected, rtol=rtol)
+        old = np.empty_like(xf)
+        numba_loops.serial(xf, old)
+        np.testing.assert_allclose(got, old, rtol=rtol)
+    special = run_op("sigmoid", np.array([np.nan, np.inf, -np.inf, -0.0], np.float32))
+    np.testing.assert_array_equal(special, [np.nan, 1, 0, 0.5])
+
+
+def test_concurrent_numpy_backed_calls_from_threads():
+    x = special_values(np.float32, 2 * LARGE + 1)
+    expected = {name: run_op(name, x) for name in ("exp", "sin", "sigmoid", "tanh")}
+    failures = []
+
+    def worker(seed):
+        try:
+            for i in range(12):
+                name = sorted(expected)[(seed + i) % 4]
+                same_bits(run_op(name, x), expected[name])
+        except Exception as exc:  # noqa: BLE001
+            failures.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, failures
+
+
+def test_split_run_covers_every_element_once_and_waits_for_all_chunks():
+    size = 4 * LARGE + 7
+    x = np.arange(size, dtype=np.int64)
+    out = np.zeros(size, np.int64)
+    parallel.split_run(lambda a, o: np.add(o, a + 1, out=o), (x, out))
+    np.testing.assert_array_equal(out, x + 1)
+    if parallel.split_parts(size) < 2:
+        pytest.skip("one core: nothing is split")
+
+    log = []
+
+    def fail_first(a, o):  # the caller's chunk fails; the others finish late
+        log.append(("start", int(a[0])))
+        if a[0] == 0:
+            time.sleep(0.02)  # (the pool has picked up its chunks by now)
+            raise ValueError("boom")
+        time.sleep(0.1)
+        o[:] = a
+        log.append(("end", int(a[0])))
+
+    with pytest.raises(ValueError, match="boom"):
+        parallel.split_run(fail_first, (x, out))
+    started = {first for event, first in list(log) if event == "start" and first != 0}
+    ended = {first for event, first in list(log) if event == "end"}
+    assert started == ended  # no chunk was still running when split_run returned
+    for first in ended:
+        assert out[first] == first
+
+
+def test_split_run_in_a_forked_child():
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork")
+    x = special_values(np.float32, 2 * LARGE)
+    expected = run_op("exp", x)  # the parent's pool is running now
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as pool:
+        got = pool.apply_async(run_op, ("exp", x)).get(timeout=60)
+    same_bits(got, expected)

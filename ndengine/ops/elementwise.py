@@ -22,10 +22,22 @@ have been a no-op or exactly the same call: output C-contiguous, array
 inputs C-contiguous with the output's size, no overlap other than the very
 same array object, req WRITE_TO / WRITE_INPLACE and no params.  Anything
 else (and every error) goes through the full path, unchanged.
+
+Transcendental ops call NumPy.  Numba here has no SVML, so its exp/log/sin/...
+loops are scalar libm calls, while NumPy 2 ships SIMD loops for them: 3-30x
+faster per core (``bench/unary_ufuncs.py``).  We do not hand-write what NumPy
+already does well: for the (op, dtype) pairs in ``NUMPY_UNARY`` the 1-D "loop"
+is the ufunc with ``out=`` (sigmoid: four ufuncs in place), floating-point
+errors ignored as in the Numba loops; NumPy releases the GIL inside, so engine
+workers still run in parallel, and a large call is split over the cores by
+``parallel.split_run``.  Every path above (lean, contiguous, nditer chunks) uses
+it.  Numba keeps the rest, where it is as fast or faster (arithmetic,
+comparisons, sqrt, relu).
 """
 from __future__ import annotations
 
 import functools
+import operator
 from dataclasses import dataclass
 from typing import Callable
 
@@ -35,7 +47,7 @@ from . import elementwise_kernels as ek
 from .dtypes import (_DTYPE_LOOKUP, check_dtype, check_scalar_fits, int_bounds, is_array_spec,
                      promotion_operand, result_type)
 from .outputs import detach_overlapping, single_output, write_with_req
-from .parallel import PARALLEL_MIN_SIZE, parallel_enabled, use_parallel
+from .parallel import PARALLEL_MIN_SIZE, parallel_enabled, split_run, use_parallel
 from .registry import Operator, OpReq, add_operator
 from .shapes import broadcast_shapes, shape_of, spec_dtype_shape
 
@@ -105,6 +117,89 @@ def as_operand(value, dtype: np.dtype, *, wrap_scalars=False) -> np.ndarray:
     return np.asarray(value, dtype=dtype)
 
 
+# ------------------------------------------------------- loops that call NumPy
+
+try:  # what np.errstate(all="ignore") sets, without rebuilding it on every call
+    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+    _IGNORE_FP_ERRORS = _make_extobj(all="ignore")
+except Exception:  # noqa: BLE001 - private NumPy API: fall back to the public one
+    _extobj_contextvar = None
+
+
+def quiet(fn: Callable) -> Callable:
+    """``fn(x, out)`` as ``fn(x, out=out)`` with NumPy floating-point errors ignored (as our
+    Numba loops ignore them), whatever np.seterr / np.errstate the calling thread has."""
+    if _extobj_contextvar is None:
+        return np.errstate(all="ignore")(lambda x, out: fn(x, out=out))
+    set_state, reset_state, ignore = (_extobj_contextvar.set, _extobj_contextvar.reset,
+                                      _IGNORE_FP_ERRORS)
+
+    def quietly(x, out):
+        token = set_state(ignore)
+        try:
+            fn(x, out=out)
+        finally:
+            reset_state(token)
+    return quietly
+
+
+def numpy_unary_loops(fn: Callable, dtypes, fallback: ek.LoopKernels) -> ek.LoopKernels:
+    """Unary 1-D loops that run ``fn(x, out=out)`` (a ufunc, or NumPy calls) when ``x`` and
+    ``out`` both have a dtype in ``dtypes``, and the ``fallback`` (Numba) loops otherwise."""
+    dtypes = frozenset(np.dtype(d) for d in dtypes)
+    run = quiet(fn)
+    numba_serial, numba_parallel = fallback.serial, fallback.parallel
+
+    def serial(x, out):  # run() inlined: this is paid on every tiny op
+        dtype = out.dtype
+        if dtype in dtypes and x.dtype == dtype:
+            if _extobj_contextvar is None:
+                run(x, out)
+                return
+            token = _extobj_contextvar.set(_IGNORE_FP_ERRORS)
+            try:
+                fn(x, out=out)
+            finally:
+                _extobj_contextvar.reset(token)
+        else:
+            numba_serial(x, out)
+
+    def parallel(x, out):
+        dtype = out.dtype
+        if dtype in dtypes and x.dtype == dtype:
+            split_run(run, (x, out))
+        else:
+            numba_parallel(x, out)
+
+    return ek.LoopKernels(serial, parallel)
+
+
+def _sigmoid_loop(x, out):
+    """1 / (1 + exp(-x)) in x's dtype, the Numba scalar's steps in the same order."""
+    one = out.dtype.type(1)
+    np.negative(x, out=out)
+    np.exp(out, out=out)
+    np.add(one, out, out=out)
+    np.divide(one, out, out=out)
+
+
+_F32_F64 = (np.float32, np.float64)
+
+# op -> (NumPy 1-D loop, called as f(x, out=out); the dtypes it runs for): where NumPy's
+# loop beats our Numba loop per core (bench/unary_ufuncs.py, 4M elements, Numba / NumPy):
+# float32: exp 4x, log 7x, log1p 25x, expm1 30x, sin 14x, cos 10x, tan 30x, tanh 40x,
+# arcsin/arccos 20x, arctan 30x, sigmoid 3x; float64: 4-11x, sigmoid 3x, but sin/cos ~1x
+# (NumPy's float64 sin/cos are libm loops too), so those stay with Numba.  sqrt, relu,
+# square, abs, negative: Numba is as fast or faster.
+NUMPY_UNARY = {
+    # sin/cos float64 too: a tie on this machine, and results equal NumPy's bit for bit
+    **{name: (getattr(np, name), _F32_F64)
+       for name in ("exp", "log", "log1p", "expm1", "sin", "cos", "tan", "tanh", "arcsin",
+                    "arccos", "arctan")},
+    "sigmoid": (_sigmoid_loop, _F32_F64),
+}
+
+
 # -------------------------------------------------------------- dtype resolution
 
 @functools.lru_cache(maxsize=4096)
@@ -124,6 +219,14 @@ def resolve_like(ufunc: np.ufunc, name: str, inputs) -> tuple[list, np.dtype]:
 
 
 # ---------------------------------------------------------------- op definition
+
+_SPECS: dict = {}  # name -> ElementwiseSpec, filled by register()
+
+
+def spec(name: str) -> "ElementwiseSpec":
+    """The ElementwiseSpec behind a registered element-wise op (benchmarks, tests)."""
+    return _SPECS[name]
+
 
 class _Plan:
     """One input signature of one op: what infer and the lean kernel path reuse.
@@ -185,9 +288,17 @@ class ElementwiseSpec:
         return self.ufunc.nin
 
     @functools.cached_property
-    def loops(self) -> ek.LoopKernels:
+    def numba_loops(self) -> ek.LoopKernels:
         factory = {1: ek.unary_kernels, 2: ek.binary_kernels, 3: ek.ternary_kernels}[self.arity]
         return factory(self.scalar)
+
+    @functools.cached_property
+    def loops(self) -> ek.LoopKernels:
+        """The 1-D loops every kernel path runs: NumPy's where it is faster, else Numba's."""
+        numpy_loop = NUMPY_UNARY.get(self.name) if self.arity == 1 else None
+        if numpy_loop is None:
+            return self.numba_loops
+        return numpy_unary_loops(*numpy_loop, self.numba_loops)
 
     def resolve(self, inputs, params):
         return resolve_like(self.ufunc, self.name, inputs)
@@ -558,6 +669,7 @@ class ElementwiseSpec:
         op = Operator(self.name, num_inputs=arity, kind=kind, infer=self.infer,
                       inplace=tuple((i, 0) for i in range(arity)),
                       gradient=self.gradient, doc=self.doc, fast_infer=fast_infer)
+        _SPECS[self.name] = self
         return add_operator(op.set_kernel("cpu", kernel))
 
     def fast_infer(self):
@@ -616,6 +728,59 @@ class RoundSpec(ElementwiseSpec):
         write_with_req(out, req, lambda target: target.__setitem__(Ellipsis, np.round(x, decimals)))
 
 
+class ComparisonSpec(ElementwiseSpec):
+    """equal, less, ...: a Python int outside an integer array's range is compared, not refused.
+
+    NumPy 2 gives the mathematically right answer (``uint8_array < 300`` is all True,
+    ``int8_array == -1000`` all False) where arithmetic would raise OverflowError.  Such a
+    value is beyond every element, so the answer is one constant: ``compare(0, value)``.
+    Only an integer *array* partner counts: with bool arrays (an int64 loop) or floats
+    NumPy raises what the plain path raises.  Out-of-range ints never reach the lean
+    paths (their plans' bounds send them to the full path).
+    """
+    python_compare: Callable = None  # operator.lt, ...: the same comparison on Python ints
+
+    @staticmethod
+    def out_of_range(value, partner) -> bool:
+        """``value`` is a Python int outside the integer dtype of the array ``partner``."""
+        if type(value) is not int or not is_array_spec(partner):
+            return False
+        dtype = partner.dtype
+        if getattr(dtype, "kind", None) not in ("i", "u"):
+            return False
+        low, high = int_bounds(np.dtype(dtype))
+        return not low <= value <= high
+
+    def constant_result(self, inputs):
+        """The all-elements answer when one input is an out-of-range Python int, else None."""
+        if len(inputs) != 2:
+            return None
+        x, y = inputs
+        if self.out_of_range(y, x):
+            return bool(self.python_compare(0, y))
+        if self.out_of_range(x, y):
+            return bool(self.python_compare(x, 0))
+        return None
+
+    def infer(self, *inputs, **params):
+        if self.constant_result(inputs) is None:
+            return super().infer(*inputs, **params)
+        computation, out_dtype = self.resolve(inputs, params)  # still refuses bad dtypes
+        shape = broadcast_shapes(*(shape_of(v) for v in inputs))
+        return [(shape, out_dtype)]
+
+    def fast_infer(self):
+        return self.fast_infer_binary  # out-of-range ints fail its bounds: full path
+
+    def full_kernel(self, inputs, outputs, req, **params):
+        constant = self.constant_result(inputs)
+        if constant is None:
+            return super().full_kernel(inputs, outputs, req, **params)
+        out, req = single_output(outputs, req)
+        self.resolve(inputs, params)
+        write_with_req(out, req, lambda target: target.fill(constant))
+
+
 class UnaryLikeSpec(ElementwiseSpec):
     """Ops NumPy lacks as a ufunc: dtypes follow ``ufunc`` applied to (x, *extra)."""
     extra: tuple = ()
@@ -634,11 +799,48 @@ class ReluSpec(UnaryLikeSpec):
 
 
 def _clip_bound(bound, dtype: np.dtype):
-    """A Python/NumPy scalar bound in ``dtype``; out-of-range ints clamp (NumPy 2 does too)."""
+    """A Python/NumPy scalar bound in ``dtype``; out-of-range ints clamp.
+
+    Call ``_check_clip_bounds`` first: it raises where NumPy raises, so the ints left
+    out of range are the ones NumPy drops (a_min <= the dtype's lowest, a_max >= its
+    highest), for which clamping gives the same result."""
     if dtype.kind in "iu" and isinstance(bound, (int, np.integer)):
         info = np.iinfo(dtype)
         bound = min(max(int(bound), int(info.min)), int(info.max))
     return np.asarray(bound, dtype=dtype)
+
+
+def _kind_of(x) -> str:
+    """The dtype kind NumPy sees for clip's ``x`` (an array spec or a Python scalar)."""
+    return np.dtype(x.dtype).kind if is_array_spec(x) else np.asarray(x).dtype.kind
+
+
+def _check_clip_bounds(x_kind: str, dtype: np.dtype, a_min, a_max) -> None:
+    """Raise NumPy 2's OverflowError for a Python int bound it refuses.
+
+    ``x_kind`` is the array's dtype kind, ``dtype`` the computation dtype.  For an
+    integer array np.clip drops a Python int a_min <= the dtype's lowest value and
+    a_max >= its highest (numpy/_core/_methods.py::_clip); every other Python int bound
+    reaches the ufunc, which refuses it if it does not convert to ``dtype``
+    (``clip(uint8, 0, -1)``, ``clip(int8, 200, None)``, ``clip(bool, 2**64, None)``,
+    ``clip(float32, 10**400, None)``)."""
+    kind = dtype.kind
+    low, high = int_bounds(dtype)
+    for bound, lower in ((a_min, True), (a_max, False)):
+        if type(bound) is not int:
+            continue
+        if kind in "iu":
+            if low <= bound <= high or (x_kind in "iu" and (bound <= low if lower else
+                                                            bound >= high)):
+                continue  # fits, or NumPy drops it (clamping gives the same result)
+            check_scalar_fits(bound, dtype)  # raises NumPy's OverflowError
+        elif kind == "f":
+            float(bound)  # OverflowError: int too large to convert to float
+
+
+def _fits_clip(plan, i, bound) -> bool:
+    """A bound the lean infer may pass: not a Python int outside the plan's int range."""
+    return type(bound) is not int or _fits(bound, plan.bounds[i])
 
 
 class ClipSpec(ElementwiseSpec):
@@ -659,6 +861,7 @@ class ClipSpec(ElementwiseSpec):
 
     def infer(self, x, a_min=None, a_max=None):
         _, dtype = self.resolve([x], dict(a_min=a_min, a_max=a_max))
+        _check_clip_bounds(_kind_of(x), dtype, a_min, a_max)
         return [(shape_of(x), dtype)]
 
     # Lean paths: the plan key is (x's dtype, type(a_min), type(a_max)) with Python
@@ -679,6 +882,8 @@ class ClipSpec(ElementwiseSpec):
                 return None
             plan = _Plan(key[:1], [dtype], dtype, False, True)
             plan.constants = ({}, {})  # converted a_min, a_max
+            # the Python int bounds the lean infer passes (others: the full path)
+            plan.bounds = (int_bounds(dtype) if dtype.kind in "iu" else None,) * 2
             self.plans[key] = plan
         return plan
 
@@ -689,15 +894,20 @@ class ClipSpec(ElementwiseSpec):
             parts = spec_dtype_shape(inputs[0])
             if parts is None:
                 return None
-            plan = self._clip_plan(parts[0], params.get("a_min"), params.get("a_max"))
-            return None if plan is None else [(parts[1], plan.out_dtype)]
+            a_min, a_max = params.get("a_min"), params.get("a_max")
+            plan = self._clip_plan(parts[0], a_min, a_max)
+            if plan is None or not (_fits_clip(plan, 0, a_min) and _fits_clip(plan, 1, a_max)):
+                return None  # out-of-range int bounds: the full path decides (and raises)
+            return [(parts[1], plan.out_dtype)]
         return fast_infer_clip
 
-    def _bound_operand(self, plan, i, bound):
+    def _bound_operand(self, plan, i, bound, x_kind):
         constants = plan.constants[i]
         operand = constants.get(bound)
         if operand is None:
-            operand = _clip_bound(bound, plan.out_dtype).reshape(1)
+            dtype = plan.out_dtype
+            _check_clip_bounds(x_kind, dtype, *((bound, None) if i == 0 else (None, bound)))
+            operand = _clip_bound(bound, dtype).reshape(1)
             if bound and len(constants) < _CONSTANTS_LIMIT:  # never 0.0 / -0.0
                 constants[bound] = operand
         return operand
@@ -718,6 +928,7 @@ class ClipSpec(ElementwiseSpec):
                 or not x.flags.c_contiguous):
             return False
         dtype = plan.out_dtype
+        x_kind = x.dtype.kind
         if x.dtype != dtype:
             x = x.astype(dtype)
         elif x is not out and _may_share_memory(x, out):
@@ -736,8 +947,8 @@ class ClipSpec(ElementwiseSpec):
             loops = self.identity_loops
             (loops.parallel if parallel else loops.serial)(x, out)
             return True
-        low = None if a_min is None else self._bound_operand(plan, 0, a_min)
-        high = None if a_max is None else self._bound_operand(plan, 1, a_max)
+        low = None if a_min is None else self._bound_operand(plan, 0, a_min, x_kind)
+        high = None if a_max is None else self._bound_operand(plan, 1, a_max, x_kind)
         if size == 1:  # every operand is "full": the full path's plain loops
             if low is None or high is None:
                 loops = self.clip_loops["high" if low is None else "low"]
@@ -771,6 +982,7 @@ class ClipSpec(ElementwiseSpec):
         if req is OpReq.NULL:
             return
         (dtype,), _ = self.resolve(inputs, dict(a_min=a_min, a_max=a_max))
+        _check_clip_bounds(_kind_of(inputs[0]), dtype, a_min, a_max)
         operands = [as_operand(inputs[0], dtype)]
         if a_min is not None:
             operands.append(_clip_bound(a_min, dtype))
@@ -948,6 +1160,11 @@ BINARY_TABLE = [
 ]
 
 
+COMPARISONS = {"equal": operator.eq, "not_equal": operator.ne, "less": operator.lt,
+               "less_equal": operator.le, "greater": operator.gt,
+               "greater_equal": operator.ge}
+
+
 def _gradient_for(name, table, wrap):
     rule = table.get(name)
     return wrap(rule) if rule is not None else None
@@ -962,8 +1179,13 @@ def register_all() -> None:
         ElementwiseSpec(name, scalar, ufunc, _gradient_for(name, UNARY_GRADIENTS, _unary_gradient),
                         _doc(name, ufunc)).register("unary")
     for name, scalar, ufunc in BINARY_TABLE:
-        ElementwiseSpec(name, scalar, ufunc, _gradient_for(name, BINARY_GRADIENTS, _binary_gradient),
-                        _doc(name, ufunc)).register("binary")
+        compare = COMPARISONS.get(name)
+        spec = (ElementwiseSpec if compare is None else ComparisonSpec)(
+            name, scalar, ufunc, _gradient_for(name, BINARY_GRADIENTS, _binary_gradient),
+            _doc(name, ufunc))
+        if compare is not None:
+            spec.python_compare = compare
+        spec.register("binary")
     PowerSpec("power", ek.power, np.power, _binary_gradient(BINARY_GRADIENTS["power"]),
               _doc("power", np.power)).register("binary")
     UnaryLikeSpec("sigmoid", ek.sigmoid, np.exp, _unary_gradient(UNARY_GRADIENTS["sigmoid"]),
