@@ -1,7 +1,7 @@
 """ndengine: NumPy-style arrays whose operations run asynchronously, in parallel, on an
 MXNet-style dependency engine. Write serial NumPy code; it returns at once and runs on the
 engine; ask for a value (``x.asnumpy()``, ``print(x)``, ``waitall()``) and it waits."""
-from . import engine, ops
+from . import engine, ops, profiler
 from .engine import Context, cpu, current_context, gpu
 from .ndarray import *  # noqa: F401,F403 - the array API is the package's API
 from .ndarray import __all__ as _array_names
@@ -9,7 +9,7 @@ from .ndarray import random, storage  # noqa: F401
 from .ops import register as register_op  # noqa: F401
 
 __version__ = "0.1.0"
-__all__ = ["engine", "ops", "Context", "cpu", "gpu", "current_context", "register_op",
+__all__ = ["engine", "ops", "profiler", "Context", "cpu", "gpu", "current_context", "register_op",
            *_array_names]
 
 

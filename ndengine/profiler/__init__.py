@@ -1,0 +1,181 @@
+"""ndengine's profiler, shaped like MXNet's: record every op the engine runs, then look at it as a
+Chrome trace (chrome://tracing, https://ui.perfetto.dev), a table of aggregate statistics, or a
+Gantt chart of the workers::
+
+    from ndengine import profiler
+    profiler.set_config(filename="profile.json")
+    with profiler.scope():          # start(); ...; wait for pending work; stop()
+        ...                         # push work
+    print(profiler.dumps())         # per op name: count, total, mean, min, max (ms)
+    profiler.timeline("ops.png")    # needs matplotlib: pip install 'ndengine[viz]'
+    profiler.dump()                 # writes profile.json: the ops since the last dump
+
+The engine does the measuring: while its ``profiling`` attribute is True each op appends an
+``OpRecord`` with ``time.perf_counter_ns()`` stamps taken on the worker as the op runs. The
+profiler switches that attribute and collects the records with ``engine.take_records()`` at
+start, pause, stop and whenever it reads them. With the profiler off the engine records nothing.
+The module functions drive one default `Profiler`; make another for a second engine.
+
+Modules: _formats.py (Chrome trace events, statistics table), _timeline.py (the Gantt chart).
+"""
+import contextlib
+import json
+import threading
+
+from ._formats import stats_table, trace_events
+from ._timeline import draw_timeline
+
+__all__ = ["Profiler", "set_config", "start", "stop", "pause", "resume", "scope", "dump",
+           "dumps", "timeline", "records", "reset"]
+
+
+class Profiler:
+    """Records the ops of one engine; the module functions use a default instance."""
+
+    def __init__(self):
+        self._lock = threading.RLock()
+        self._state = "stopped"  # "running", "paused" or "stopped"
+        self._chunks = []  # lists returned by take_records, kept as is (see _collect)
+        self._dumped = set()  # id() of the records an earlier dump() wrote
+        self._engine = None  # the engine in use, resolved at start()
+        self.set_config()
+
+    @property
+    def state(self):
+        return self._state
+
+    def set_config(self, filename="profile.json", aggregate_stats=True, engine=None):
+        """Where dump() writes, whether dumps() may report, and the engine to profile (default:
+        ``ndengine.engine.get()``, looked up at start()). Every call sets all three."""
+        with self._lock:
+            if self._state != "stopped":
+                raise RuntimeError("stop the profiler before calling set_config")
+            if engine is not self._engine:
+                self._collect()  # keep what the previous engine recorded
+            self.filename, self.aggregate_stats = filename, aggregate_stats
+            self._engine = engine
+
+    # ------------------------------------------------------------------ switching
+    def start(self):
+        """Record from now on (a paused profiler resumes)."""
+        with self._lock:
+            if self._engine is None:
+                from .. import engine as engine_module
+                self._engine = engine_module.get()
+            self._collect()
+            self._engine.profiling = True
+            self._state = "running"
+
+    def stop(self):
+        """Stop recording and collect the records (they accumulate until reset)."""
+        with self._lock:
+            if self._engine is not None:
+                self._engine.profiling = False
+            self._state = "stopped"
+            self._collect()
+
+    def pause(self):
+        """Stop recording for a while; ops that run until resume() are not recorded."""
+        with self._lock:
+            if self._state == "running":
+                self._engine.profiling = False
+                self._state = "paused"
+                self._collect()
+
+    def resume(self):
+        with self._lock:
+            if self._state == "paused":
+                self._engine.profiling = True
+                self._state = "running"
+
+    @contextlib.contextmanager
+    def scope(self):
+        """``with scope(): ...`` starts on enter; on exit waits for pending work, then stops (or
+        goes back to the state found on enter), and raises any op error the wait found. When the
+        body raises, the profiler stops at once and pending op errors stay in the engine."""
+        with self._lock:
+            before = self._state
+            self.start()
+            engine = self._engine
+        try:
+            yield self
+        except BaseException:
+            self._leave(before)
+            raise
+        try:
+            engine.wait_for_all()
+        finally:
+            self._leave(before)
+
+    def _leave(self, before):
+        if before == "stopped":
+            self.stop()
+        elif before == "paused":
+            self.pause()
+
+    # ------------------------------------------------------------------ records
+    def _collect(self):
+        # take_records swaps the engine's list for a new one without a lock, so a worker may
+        # still append to the list it returned: keep those lists and read them late.
+        if self._engine is not None:
+            chunks = self._chunks  # drop older empty lists, so frequent reads do not pile up
+            self._chunks = [c for c in chunks[:-1] if c] + chunks[-1:]
+            self._chunks.append(self._engine.take_records())
+
+    def records(self):
+        """A list (a copy) of the OpRecords collected so far, oldest first."""
+        with self._lock:
+            self._collect()
+            return [record for chunk in self._chunks for record in chunk]
+
+    def reset(self):
+        """Forget the collected records (recording goes on if running)."""
+        with self._lock:
+            self._collect()
+            self._chunks, self._dumped = [], set()
+
+    # ------------------------------------------------------------------ outputs
+    def dump(self, path=None):
+        """Write the records no earlier dump() wrote as Chrome trace-event JSON to ``path``
+        (default: the configured filename); return the path. records(), dumps() and timeline()
+        still see every record until reset()."""
+        path = self.filename if path is None else path
+        with self._lock:
+            recs = [r for r in self.records() if id(r) not in self._dumped]
+            self._dumped.update(map(id, recs))
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(trace_events(recs), f)
+        return path
+
+    def dumps(self, reset=False):
+        """A text table of the records per op name: count and total, mean, min and max
+        milliseconds, by total descending. ``reset=True`` forgets the records afterwards."""
+        if not self.aggregate_stats:
+            raise RuntimeError("aggregate stats are off: set_config(aggregate_stats=True)")
+        with self._lock:
+            recs = self.records()
+            if reset:
+                self._chunks, self._dumped = [], set()
+        return stats_table(recs)
+
+    def timeline(self, path=None, records=None):
+        """A Gantt chart of the records (or of ``records``): a row per worker, grouped by device,
+        ops coloured by name. Saved as PNG to ``path`` (returns path), else returns the
+        matplotlib Figure (Jupyter shows it inline)."""
+        return draw_timeline(path, self.records() if records is None else records)
+
+
+# ---------------------------------------------------------------------- the default profiler
+_default = Profiler()
+set_config = _default.set_config
+start = _default.start
+stop = _default.stop
+pause = _default.pause
+resume = _default.resume
+scope = _default.scope
+dump = _default.dump
+dumps = _default.dumps
+records = _default.records
+reset = _default.reset
+
+timeline = _default.timeline
