@@ -317,6 +317,7 @@ def test_on_complete_twice_raises(engines, kind):
     eng = engines(kind, **kind_workers(kind, 2))
     v, w = eng.new_variable(), eng.new_variable()
     second = []
+    returned = threading.Event()  # the op is finished at its first on_complete, not its return
 
     def op(rc, on_complete):
         on_complete()
@@ -324,10 +325,12 @@ def test_on_complete_twice_raises(engines, kind):
             on_complete()
         except RuntimeError as exc:
             second.append(exc)
+        returned.set()
 
     eng.push_async(op, cpu(), mutable_vars=[v])
     eng.push_sync(lambda rc: None, cpu(), mutable_vars=[v])
     wait_all(eng)
+    assert returned.wait(5)
     assert len(second) == 1 and "twice" in str(second[0])
     # the engine did not complete the op twice: accounting is intact
     assert_quiescent(eng, [v, w])
@@ -687,3 +690,21 @@ def test_failing_delete_fn_is_reported(engines, kind):
             wait_all(eng)
         assert info.value is err_idle
     wait_all(eng)
+
+
+@pytest.mark.parametrize("kind", THREADED)
+def test_ready_deletion_runs_before_earlier_queued_ops(engines, kind):
+    # One worker, blocked by a gate that reads z. Two ops queue up behind the gate; then z's
+    # deletion is pushed. When the gate finishes, the deletion is ready and must run before
+    # the ops queued earlier, so the memory it frees is reusable at once.
+    eng = engines(kind, num_cpu_workers=1)
+    z, g, a, b = (eng.new_variable() for _ in range(4))
+    gate = threading.Event()
+    order = []
+    eng.push_sync(lambda rc: gate.wait(5), cpu(), const_vars=[z], mutable_vars=[g])
+    eng.push_sync(lambda rc: order.append("a"), cpu(), mutable_vars=[a])
+    eng.push_sync(lambda rc: order.append("b"), cpu(), mutable_vars=[b])
+    eng.delete_variable(lambda rc: order.append("delete z"), cpu(), z)
+    gate.set()
+    wait_all(eng)
+    assert order == ["delete z", "a", "b"]
