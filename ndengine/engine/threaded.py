@@ -252,11 +252,9 @@ class ThreadedEngine:
                 raise ValueError(f"{var!r} was already deleted")
             var.deleted = True
             now = var.is_idle() and ctx.device_type == "cpu"
-        block = OprBlock(delete_fn, False, ctx, (), (var,), NORMAL, DELETE_PRIORITY,
-                         next(self._seq), "delete_variable", None, DELETE)
         if not now:
             try:
-                self._push_block(block)
+                self._push_block(self._deletion(delete_fn, ctx, var))
             except BaseException:
                 var.deleted = False  # nothing was pushed: the var is still usable
                 raise
@@ -270,7 +268,12 @@ class ThreadedEngine:
                 if var.error is None:
                     var.error, var.error_tb = exc, exc.__traceback__
         if self.profiling:
-            self._record(block, start, time.perf_counter_ns(), False)
+            self._record(self._deletion(delete_fn, ctx, var), start, time.perf_counter_ns(),
+                         False)
+
+    def _deletion(self, delete_fn, ctx, var):
+        return OprBlock(delete_fn, False, ctx, (), (var,), NORMAL, DELETE_PRIORITY,
+                        next(self._seq), "delete_variable", None, DELETE)
 
     def _push_block(self, block):
         if not isinstance(block.ctx, Context):

@@ -30,6 +30,7 @@ __all__ = ["NDArray", "invoke", "waitall"]
 INLINE_MAX_BYTES = int(os.environ.get("NDENGINE_INLINE_MAX_BYTES", 1 << 16))
 _ASYNC, _NORMAL = FnProperty.ASYNC, FnProperty.NORMAL
 
+_NO_PARAMS = {}  # shared, never written
 _WRITE_TO = [OpReq.WRITE_TO]
 _WRITE_INPLACE = [OpReq.WRITE_INPLACE]
 _SCALARS = (bool, int, float)
@@ -82,7 +83,14 @@ _LOCK_TYPE = type(threading.Lock())
 
 
 def _delete_chunk(var, data, ctx):
-    engine = _engine_mod.get()
+    engine = _engine_mod._global or _engine_mod.get()
+    if ctx.device_type == "cpu" and var.is_idle() and not engine.profiling:
+        # No op is pending on the var, and none can be pushed: only this chunk knew it. So
+        # the buffer goes straight back to the pool, without a trip through the engine.
+        var.deleted = True
+        if data is not None:
+            storage.free(data, ctx)
+        return
     lock = getattr(engine, "_lock", None)
     if type(lock) is _LOCK_TYPE and lock.locked():
         _deferred_deletes.append((var, data, ctx))
@@ -505,18 +513,22 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
     """
     if _deferred_deletes:
         _flush_deferred_deletes()
-    params = params or {}
+    if params is None:
+        params = _NO_PARAMS
     reads = []
+    small = True  # every array at most INLINE_MAX_BYTES: run inline when ready
     for x in inputs:
         if type(x) is NDArray:
-            x_ctx = x._chunk.ctx
+            chunk = x._chunk
             if ctx is None:
-                ctx = x_ctx
-            elif x_ctx is not ctx and ctx_check:
+                ctx = chunk.ctx
+            elif chunk.ctx is not ctx and ctx_check:
                 raise ValueError(
-                    f"{op.name}: arrays are on different contexts ({ctx} and {x_ctx}); "
+                    f"{op.name}: arrays are on different contexts ({ctx} and {chunk.ctx}); "
                     "move one with .copyto(ctx) or .as_in_context(ctx) first")
-            reads.append(x._chunk.var)
+            reads.append(chunk.var)
+            if chunk.nbytes > INLINE_MAX_BYTES:
+                small = False
     if ctx is None:
         ctx = current_context()
     kernel = op.kernels.get(ctx.device_type)
@@ -540,17 +552,17 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
                                 f"{out.dtype} in place (NumPy's same_kind rule)")
             cast_into = [dtype]
         req = _WRITE_INPLACE if any(x is out for x in inputs) else _WRITE_TO
-    writes = [o._chunk.var for o in outputs]
+    writes = []
+    for x in outputs:
+        chunk = x._chunk
+        writes.append(chunk.var)
+        if chunk.nbytes > INLINE_MAX_BYTES:
+            small = False
     if extra_writes:
         writes.extend(extra_writes)
-    small = ctx.device_type == "cpu"
-    for x in outputs:
-        small = small and x._chunk.nbytes <= INLINE_MAX_BYTES
-    for x in inputs:
-        small = small and (type(x) is not NDArray or x._chunk.nbytes <= INLINE_MAX_BYTES)
-    engine.push_sync(_Run(kernel, inputs, outputs, req, params, cast_into), ctx, reads,
-                     writes, _ASYNC if small else _NORMAL, name=op.name,
-                     info=_describe(inputs, outputs) if engine.profiling else None)
+    engine.push_sync(_Run(kernel, inputs, outputs, req, params, cast_into), ctx, reads, writes,
+                     _ASYNC if small and ctx.device_type == "cpu" else _NORMAL, 0, op.name,
+                     _describe(inputs, outputs) if engine.profiling else None)
     return outputs
 
 

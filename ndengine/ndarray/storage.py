@@ -121,12 +121,12 @@ def _pool(ctx):
 
 def alloc(nbytes, ctx):
     """A buffer of at least nbytes on ctx, from the pool when one fits."""
-    return _pool(ctx).alloc(nbytes)
+    return (_pools.get(ctx) or _pool(ctx)).alloc(nbytes)
 
 
 def free(data, ctx):
     """Give a buffer from alloc back to ctx's pool."""
-    _pool(ctx).give_back(data)
+    (_pools.get(ctx) or _pool(ctx)).give_back(data)
 
 
 def release_all(ctx=None):
