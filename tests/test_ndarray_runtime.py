@@ -222,7 +222,7 @@ def test_other_call_site_errors():
     _call_site_error(ValueError, "negative integer powers",
                      lambda: nd.arange(3) ** -1)
     _call_site_error(TypeError, "operand|unsupported", lambda: a + "x")
-    _call_site_error(IndexError, "", lambda: a[5])
+    _call_site_error(IndexError, "out of bounds", lambda: a[5])
     _call_site_error(ValueError, "empty|zero-size", lambda: nd.zeros(0).max())
 
 

@@ -12,7 +12,7 @@ import time
 
 from .context import Context, RunContext
 from .threaded import (NORMAL, OpRecord, Operator, _normalize_vars, _raise_stored,
-                       _synchronize, default_stream_factory)
+                       _synchronize, default_stream_factory, interrupted)
 from .var import DELETE, ThreadedVar
 
 __all__ = ["NaiveEngine"]
@@ -95,10 +95,14 @@ class NaiveEngine:
                 failed = next((v for v in const_vars + mutable_vars if v.error is not None), None)
             record = self.profiling or profiling
             start = time.perf_counter_ns() if record else 0
+            interrupt = None
             if failed is not None:
                 error, traceback = failed.error, failed.error_tb
             else:
                 error, traceback = _call(fn, is_async, run_ctx)
+                if isinstance(error, KeyboardInterrupt):
+                    interrupt = error  # the outputs fail; Ctrl-C itself goes on to the user
+                    error, traceback = interrupted(interrupt)
             if record:
                 self._records.append(OpRecord(
                     name or getattr(fn, "__name__", "op"), ctx, threading.current_thread().name,
@@ -108,6 +112,8 @@ class NaiveEngine:
                 for var in mutable_vars:
                     if var.error is None:
                         var.error, var.error_tb = error, traceback
+                if interrupt is not None:
+                    raise interrupt
                 _raise_stored(error, traceback)
 
     def wait_for_var(self, var):

@@ -157,6 +157,13 @@ def env_int(name, default=None):
             from None
 
 
+def interrupted(interrupt):
+    """The error stored on the outputs of an op stopped by Ctrl-C, and its traceback."""
+    error = RuntimeError("this array's computation was interrupted (KeyboardInterrupt)")
+    error.__cause__ = interrupt
+    return error, interrupt.__traceback__
+
+
 def _raise_stored(error, traceback):
     raise error.with_traceback(traceback)
 
@@ -423,6 +430,11 @@ class ThreadedEngine:
         except BaseException as exc:  # noqa: B902 - an op's failure must never kill a worker
             if profiling:
                 self._record(block, start, time.perf_counter_ns(), True)
+            if pool is None and isinstance(exc, KeyboardInterrupt):
+                # Ctrl-C while the pushing thread ran the op: its outputs are incomplete, so
+                # they fail; the interrupt itself goes on to the user, now, not at a wait.
+                self._complete(block, *interrupted(exc), False, pool)
+                raise
             return self._complete(block, exc, exc.__traceback__, True, pool)
         if profiling:
             self._record(block, start, time.perf_counter_ns(), False)
