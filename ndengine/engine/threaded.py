@@ -64,6 +64,7 @@ class _ThreadState(threading.local):
 
 
 _tls = _ThreadState()
+_current_thread = threading.current_thread
 
 
 def default_stream_factory(ctx, is_copy):
@@ -451,11 +452,12 @@ class ThreadedEngine:
             _OnComplete(self, block, start)(exc)
 
     def _record(self, block, start, end, failed):
-        self._records.append(OpRecord(
-            block.name or getattr(block.fn, "__name__", "op"), block.ctx,
-            threading.current_thread().name, start, end,
-            tuple(v.id for v in block.const_vars), tuple(v.id for v in block.mutable_vars),
-            block.info, failed))
+        # Raw fields only (the var tuples as they are): OpRecords are built by take_records,
+        # off the workers' path. Under the lock, so no record lands in a list already taken.
+        record = (block.name or block.fn, block.ctx, _current_thread().name, start, end,
+                  block.const_vars, block.mutable_vars, block.info, failed)
+        with self._lock:
+            self._records.append(record)
 
     def _complete(self, block, error, traceback, failed_here, pool):
         ready = []
@@ -567,8 +569,12 @@ class ThreadedEngine:
     # ---------------------------------------------------------------- profiling
     def take_records(self):
         """The OpRecords collected so far, oldest first; the engine forgets them."""
-        records, self._records = self._records, []
-        return records
+        with self._lock:
+            raw, self._records = self._records, []
+        return [OpRecord(name if isinstance(name, str) else getattr(name, "__name__", "op"),
+                         ctx, worker, start, end, tuple(v.id for v in reads),
+                         tuple(v.id for v in writes), info, failed)
+                for name, ctx, worker, start, end, reads, writes, info, failed in raw]
 
     # ---------------------------------------------------------------- shutdown and fork
     def notify_shutdown(self):
