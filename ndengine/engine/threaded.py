@@ -545,26 +545,25 @@ class ThreadedEngine:
         wait_for_all (and forget the rest, so the next call is clean)."""
         self._check_not_in_op("wait_for_all")
         with self._lock:
-            self._waiters += 1
-            try:
-                while self._pending:
-                    self._state_changed.wait()
-            finally:
-                self._waiters -= 1
+            self._wait_idle_locked()
             first = self._errors[0] if self._errors else None
             self._errors.clear()
         if first is not None:
             _raise_stored(*first)
 
+    def _wait_idle_locked(self):
+        """With the lock held: wait until no op is pending."""
+        self._waiters += 1
+        try:
+            while self._pending:
+                self._state_changed.wait()
+        finally:
+            self._waiters -= 1
+
     def _drain(self):
         """Wait for all pending work without raising or forgetting errors."""
         with self._lock:
-            self._waiters += 1
-            try:
-                while self._pending:
-                    self._state_changed.wait()
-            finally:
-                self._waiters -= 1
+            self._wait_idle_locked()
 
     # ---------------------------------------------------------------- profiling
     def take_records(self):
@@ -593,12 +592,7 @@ class ThreadedEngine:
         # Drain while holding the lock, so no thread can push between the drain and the fork.
         self._lock.acquire()
         if _tls.engine is not self:
-            self._waiters += 1
-            try:
-                while self._pending:
-                    self._state_changed.wait()
-            finally:
-                self._waiters -= 1
+            self._wait_idle_locked()
 
     def _after_fork_in_parent(self):
         self._lock.release()
