@@ -22,17 +22,24 @@ UNARY_OPERATORS = {"neg": "negative", "pos": "positive", "abs": "abs", "invert":
 REDUCTIONS = ("sum", "mean", "max", "min", "prod", "argmax", "argmin", "std", "var")
 
 
+_OPERANDS = (bool, int, float, NDArray)  # taken as they are; anything else is converted
+
+
 def _binary(op_name):
+    # Looked up per call (a user may replace an op), and every line here is paid per tiny op.
     def forward(self, other):
-        other = _as_operand(other, self.context)
+        if type(other) not in _OPERANDS:
+            other = _as_operand(other, self.context)
         return invoke(ops.get(op_name), [self, other])[0]
 
     def reflected(self, other):
-        other = _as_operand(other, self.context)
+        if type(other) not in _OPERANDS:
+            other = _as_operand(other, self.context)
         return invoke(ops.get(op_name), [other, self])[0]
 
     def in_place(self, other):
-        other = _as_operand(other, self.context)
+        if type(other) not in _OPERANDS:
+            other = _as_operand(other, self.context)
         invoke(ops.get(op_name), [self, other], out=self)
         return self
 
