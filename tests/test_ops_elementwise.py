@@ -364,11 +364,7 @@ def test_concurrent_kernel_calls_from_threads():
         except Exception as exc:  # noqa: BLE001
             failures.append(exc)
 
-    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    _run_in_threads(worker, 4)
     assert not failures, failures
 
 
@@ -452,11 +448,7 @@ def test_concurrent_numpy_backed_calls_from_threads():
         except Exception as exc:  # noqa: BLE001
             failures.append(exc)
 
-    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    _run_in_threads(worker, 4)
     assert not failures, failures
 
 
@@ -498,3 +490,12 @@ def test_split_run_in_a_forked_child():
     with ctx.Pool(1) as pool:
         got = pool.apply_async(run_op, ("exp", x)).get(timeout=60)
     same_bits(got, expected)
+
+
+def _run_in_threads(worker, count):
+    """worker(seed) on ``count`` threads at once; returns when all have finished."""
+    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()

@@ -54,6 +54,20 @@ from .shapes import broadcast_shapes, shape_of, spec_dtype_shape
 _ndarray = np.ndarray
 
 
+def _lean_operand(plan, index, value, kind, size, out):
+    """Operand ``index`` ready for the 1-D loop over ``out`` (cast to the computation dtype),
+    or None when only the full path can handle it (wrong size or layout, overlap)."""
+    if kind is _ndarray:
+        if value.size != size or not value.flags.c_contiguous:
+            return None
+        if plan.cast[index]:
+            return value.astype(plan.computation[index])
+        if value is not out and _may_share_memory(value, out):
+            return None
+        return value
+    return _scalar_operand(plan, index, value)
+
+
 def _dtype_shape_or_scalar(value):
     """(dtype, shape) of an array spec, (type, None) of a Python scalar, None otherwise."""
     kind = type(value)
@@ -531,29 +545,12 @@ class ElementwiseSpec:
     def _lean_binary(self, plan, x, tx, y, ty, out) -> bool:
         """Run the 1-D loop on a C-contiguous ``out``; False if the full path must run."""
         size = out.size
-        cast = plan.cast
-        if tx is _ndarray:
-            if x.size != size or not x.flags.c_contiguous:
-                return False
-            if cast[0]:
-                x = x.astype(plan.computation[0])
-            elif x is not out and _may_share_memory(x, out):
-                return False
-        else:
-            x = _scalar_operand(plan, 0, x)
-            if x is None:
-                return False
-        if ty is _ndarray:
-            if y.size != size or not y.flags.c_contiguous:
-                return False
-            if cast[1]:
-                y = y.astype(plan.computation[1])
-            elif y is not out and _may_share_memory(y, out):
-                return False
-        else:
-            y = _scalar_operand(plan, 1, y)
-            if y is None:
-                return False
+        x = _lean_operand(plan, 0, x, tx, size, out)
+        if x is None:
+            return False
+        y = _lean_operand(plan, 1, y, ty, size, out)
+        if y is None:
+            return False
         if not size:
             return True
         if out.ndim != 1:
