@@ -128,11 +128,17 @@ class WorkerPool:
 
 def _normalize_vars(const_vars, mutable_vars):
     """Reads and writes as disjoint tuples without repeats; a var in both counts as a write."""
-    if len(mutable_vars) == 1 and len(const_vars) <= 1:  # the common shapes, without sets
-        mutable_vars = tuple(mutable_vars)
-        const_vars = () if not const_vars or const_vars[0] is mutable_vars[0] \
-            else tuple(const_vars)
-    elif len(const_vars) + len(mutable_vars) <= 1:
+    if len(mutable_vars) == 1 and len(const_vars) <= 1:  # the commonest shapes, spelled out
+        write = mutable_vars[0]
+        if write.deleted:
+            raise ValueError(f"{write!r} was deleted; it cannot be used by a new op")
+        if not const_vars or const_vars[0] is write:
+            return (), (write,)
+        read = const_vars[0]
+        if read.deleted:
+            raise ValueError(f"{read!r} was deleted; it cannot be used by a new op")
+        return (read,), (write,)
+    if len(const_vars) + len(mutable_vars) <= 1:
         const_vars, mutable_vars = tuple(const_vars), tuple(mutable_vars)
     else:
         mutable_vars = tuple(dict.fromkeys(mutable_vars))
@@ -203,6 +209,7 @@ class ThreadedEngine:
         self._errors = []
         self._pools = {}
         self._all_pools = []
+        self._inline_run_ctxs = {}  # ctx -> RunContext for ops run in the pushing thread
         self._seq = itertools.count()
         self._stopped = False
 
@@ -317,10 +324,13 @@ class ThreadedEngine:
             self._run_inline(block)
 
     def _run_inline(self, block):
+        run_ctx = self._inline_run_ctxs.get(block.ctx)
+        if run_ctx is None:
+            run_ctx = self._inline_run_ctxs[block.ctx] = RunContext(block.ctx, None)
         outer = _tls.engine
         _tls.engine = self
         try:
-            self._execute(block, RunContext(block.ctx, None), None)
+            self._execute(block, run_ctx, None)
         finally:
             _tls.engine = outer
 

@@ -487,8 +487,12 @@ class _Run:
         self.cast_into = cast_into
 
     def __call__(self, run_ctx):
-        args = [x._data() if type(x) is NDArray else x for x in self.inputs]
-        outs = [x._data() for x in self.outputs]
+        args = []
+        for x in self.inputs:
+            args.append(x._data() if type(x) is NDArray else x)
+        outs = []
+        for x in self.outputs:
+            outs.append(x._data())
         if self.cast_into is not None:
             # In-place op whose result dtype differs from the target's (float32 += float64):
             # compute at the result dtype, then cast into place as NumPy does.
@@ -538,8 +542,12 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
     engine = _engine_mod.get()
     cast_into = None
     if out is None:
-        outputs = [NDArray._new(shape, dtype, ctx, engine) for shape, dtype in specs]
-        req = _WRITE_TO * len(outputs)
+        if len(specs) == 1:
+            outputs = [NDArray._new(specs[0][0], specs[0][1], ctx, engine)]
+            req = _WRITE_TO
+        else:
+            outputs = [NDArray._new(shape, dtype, ctx, engine) for shape, dtype in specs]
+            req = _WRITE_TO * len(outputs)
     else:
         outputs = [out]
         shape, dtype = specs[0]

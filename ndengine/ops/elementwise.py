@@ -68,14 +68,6 @@ def _lean_operand(plan, index, value, kind, size, out):
     return _scalar_operand(plan, index, value)
 
 
-def _dtype_shape_or_scalar(value):
-    """(dtype, shape) of an array spec, (type, None) of a Python scalar, None otherwise."""
-    kind = type(value)
-    if kind is _ndarray:
-        return value.dtype, value.shape
-    if kind in _SCALAR_TYPES:
-        return kind, None
-    return spec_dtype_shape(value)
 _may_share_memory = np.may_share_memory
 _asarray = np.asarray
 _WRITE_TO = OpReq.WRITE_TO
@@ -402,14 +394,28 @@ class ElementwiseSpec:
         if params or len(inputs) != 2:
             return None
         x, y = inputs
-        parts = _dtype_shape_or_scalar(x)
-        if parts is None:
-            return None
-        kx, sx = parts
-        parts = _dtype_shape_or_scalar(y)
-        if parts is None:
-            return None
-        ky, sy = parts
+        # The array and scalar cases are tested inline, not through a helper: this runs on
+        # every tiny op, and a call costs as much as the test.
+        tx = type(x)
+        if tx is _ndarray:
+            kx, sx = x.dtype, x.shape
+        elif tx in _SCALAR_TYPES:
+            kx, sx = tx, None
+        else:
+            parts = spec_dtype_shape(x)
+            if parts is None:
+                return None
+            kx, sx = parts
+        ty = type(y)
+        if ty is _ndarray:
+            ky, sy = y.dtype, y.shape
+        elif ty in _SCALAR_TYPES:
+            ky, sy = ty, None
+        else:
+            parts = spec_dtype_shape(y)
+            if parts is None:
+                return None
+            ky, sy = parts
         key = (kx, ky)
         plan = self.plans.get(key) or self.new_plan(key, inputs)
         if plan is None:
