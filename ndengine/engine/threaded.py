@@ -315,9 +315,7 @@ class ThreadedEngine:
             block.wait -= 1
             run_inline = block.wait == 0 and block.prop is ASYNC
             if block.wait == 0 and not run_inline:
-                heapq.heappush(pool.heap, (-block.priority, block.seq, block))
-                if pool.idle:
-                    pool.idle.pop().wakeup.release()
+                self._dispatch(block)
         finally:
             lock.release()
         if run_inline:

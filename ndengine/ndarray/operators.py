@@ -105,7 +105,6 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     return getattr(ufunc, method)(*converted, **kwargs)
 
 
-_ARRAY_INPUT_COUNTS = {"unary": 1, "binary": 2}
 # one-array functions whose parameters NumPy also takes by position
 _POSITIONAL_PARAMS = {"clip": ("a_min", "a_max"), "split": ("indices_or_sections", "axis"),
                       "round": ("decimals",)}

@@ -95,14 +95,6 @@ del _d
 _DTYPE_LOOKUP_LIMIT = 256
 
 
-def supported_dtype(dtype):
-    """The canonical supported dtype for ``dtype``, or None (cheap: one dict lookup)."""
-    try:
-        return _DTYPE_LOOKUP.get(dtype)
-    except TypeError:  # unhashable dtype-like
-        return None
-
-
 def fast_check_dtype(dtype) -> np.dtype:
     """``check_dtype`` with its successes memoised (same result, same errors)."""
     try:
