@@ -536,6 +536,96 @@ def test_async_property_runs_on_a_worker_when_not_ready(engines, kind):
     assert_quiescent(eng, [v])
 
 
+def _start_async_pool(eng):
+    """Push one ASYNC op, so the pool exists and later ready ASYNC ops take the run-now path
+    (a push that finds no pool goes through a block, which starts it)."""
+    eng.push_sync(lambda rc: None, cpu(), mutable_vars=[eng.new_variable()],
+                  prop=FnProperty.ASYNC)
+
+
+@pytest.mark.parametrize("kind", THREADED)
+def test_async_op_run_at_push_holds_its_vars_until_done(engines, kind):
+    # While a ready ASYNC op runs in the pushing thread, ops that other threads push on its
+    # vars queue behind it, and a wait on its output waits for it.
+    eng = engines(kind, num_cpu_workers=2)
+    _start_async_pool(eng)
+    v, w = eng.new_variable(), eng.new_variable()
+    order, seen = [], {}
+    waited = threading.Event()
+
+    def pusher():
+        eng.push_sync(lambda rc: order.append("write"), cpu(), mutable_vars=[w])
+        eng.push_sync(lambda rc: order.append("read"), cpu(), const_vars=[w])
+        eng.push_sync(lambda rc: order.append("write v"), cpu(), mutable_vars=[v])
+
+    def waiter():
+        eng.wait_for_var(w)
+        seen["order at wait"] = list(order)
+        waited.set()
+
+    def inline(rc):
+        seen["thread"] = threading.get_ident()
+        seen["state"] = (eng._pending, v.num_pending_reads, w.num_pending_reads,
+                         w.pending_write is not None)
+        for target in (pusher, waiter):
+            threading.Thread(target=target, daemon=True).start()
+        # queued on w: the write, the read and the wait's marker; v's write waits for our read
+        wait_until(lambda: w.queue is not None and len(w.queue) == 3
+                   and v.pending_write is not None)
+        time.sleep(0.05)
+        seen["blocked"] = (list(order), waited.is_set())
+        order.append("inline")
+
+    eng.push_sync(inline, cpu(), const_vars=[v], mutable_vars=[w], prop=FnProperty.ASYNC)
+    assert seen["thread"] == threading.get_ident()
+    assert seen["state"] == (1, 1, -1, True)  # a granted read of v, the granted write of w
+    assert seen["blocked"] == ([], False)
+    assert waited.wait(TIMEOUT)
+    wait_all(eng)
+    assert order[:3] == ["inline", "write", "read"] and sorted(order[3:]) == ["write v"]
+    assert seen["order at wait"][:1] == ["inline"]
+    assert_quiescent(eng, [v, w])
+
+
+@pytest.mark.parametrize("kind", THREADED)
+def test_async_op_run_at_push_leaves_exact_state(engines, kind):
+    eng = engines(kind, num_cpu_workers=2)
+    _start_async_pool(eng)
+    v, w = eng.new_variable(), eng.new_variable()
+    for _ in range(3):
+        eng.push_sync(lambda rc: None, cpu(), const_vars=[v], mutable_vars=[w],
+                      prop=FnProperty.ASYNC)
+        assert_quiescent(eng, [v, w])  # finished within the push, nothing left behind
+    eng.push_sync(lambda rc: None, cpu(), const_vars=[v, w], mutable_vars=[w],
+                  prop=FnProperty.ASYNC)  # a var read and written counts as a write
+    assert_quiescent(eng, [v, w])
+
+
+@pytest.mark.parametrize("kind", THREADED)
+def test_async_op_not_run_at_push_on_a_failed_var(engines, kind):
+    # An op on a var whose writer failed is skipped (never run), whichever path it takes.
+    eng = engines(kind, num_cpu_workers=2)
+    _start_async_pool(eng)
+    v = eng.new_variable()
+    boom = ValueError("boom")
+
+    def fail(rc):
+        raise boom
+
+    eng.push_sync(fail, cpu(), mutable_vars=[v], prop=FnProperty.ASYNC)
+    ran = []
+    eng.push_sync(lambda rc: ran.append(1), cpu(), mutable_vars=[v], prop=FnProperty.ASYNC)
+    for _ in range(2):
+        with pytest.raises(ValueError) as info:
+            wait_var(eng, v)
+        assert info.value is boom
+    with pytest.raises(ValueError):
+        wait_all(eng)
+    wait_all(eng)
+    assert ran == []
+    assert_quiescent(eng, [v])
+
+
 # ---------------------------------------------------------------------------- item 14: operators
 class CallableOp:
     def __init__(self, log):

@@ -172,9 +172,13 @@ def test_skipped_ops_raise_upstream_error_and_failure_of_one_writer_marks_all_it
     wait_all(eng)
 
 
+@pytest.mark.parametrize("pool_started", [False, True])  # a block, or the run-now path
 @pytest.mark.parametrize("kind", THREADED)
-def test_error_with_async_prop_inline(engines, kind):
+def test_error_with_async_prop_inline(engines, kind, pool_started):
     eng = engines(kind, num_cpu_workers=2)
+    if pool_started:
+        eng.push_sync(lambda rc: None, cpu(), mutable_vars=[eng.new_variable()],
+                      prop=FnProperty.ASYNC)
     v = eng.new_variable()
     err = Boom("inline")
 

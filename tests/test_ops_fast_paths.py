@@ -24,6 +24,38 @@ class Spec:
         self.dtype = dtype
 
 
+class TrustedSpec:
+    """An array type registered with ops.register_array_type: canonical dtype and shape."""
+
+    def __init__(self, shape, dtype):
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+
+
+ops.register_array_type(TrustedSpec)
+
+
+@pytest.mark.parametrize("name", ["add", "true_divide", "less", "exp", "negative"])
+def test_registered_array_types_infer_as_numpy_arrays_do(name):
+    op = ops.get(name)
+    for dtype in ["int8", "uint16", "float32", "float64", "bool"]:
+        for _ in range(2):  # the second round uses the cached plans
+            array, spec = np.ones((2, 3), dtype), TrustedSpec((2, 3), dtype)
+            args = [[array], [spec]] if op.num_inputs == 1 else [[array, 3], [spec, 3]]
+            try:
+                want = op.infer(*args[0])
+            except (TypeError, ValueError) as exc:
+                with pytest.raises(type(exc)):
+                    op.infer(*args[1])
+                continue
+            assert op.infer(*args[1]) == want
+            if op.num_inputs == 2:
+                assert op.infer(spec, spec) == op.infer(array, array)
+                assert op.infer(2.5, spec) == op.infer(2.5, array)
+                with pytest.raises(ValueError, match=r"\(2, 3\).*\(4,\)"):
+                    op.infer(spec, TrustedSpec((4,), dtype))
+
+
 def test_repeated_scalar_operands_keep_their_sign_and_value():
     x = np.full(8, -0.0)
     for _ in range(3):  # the second round hits the per-plan constant cache

@@ -7,6 +7,12 @@ worker of that pool, if there is one, is woken. A worker runs the block, then co
 var grants the ops queued behind it, and the worker keeps the best newly ready block of its own
 pool to run next (no queue round trip, no wake-up) and dispatches the rest.
 
+The tiny-op path. An ASYNC op whose vars are all free when it is pushed runs at once in the
+pushing thread (``_run_now``): its vars are marked under the lock (a read counted, each written
+var given ``_RUNNING_NOW`` as its pending write), the op runs outside it, and the marks are taken
+back under it, with no block made and no pool involved. Anything else (a var busy or failed,
+profiling on, back-pressure, a pool not started yet) goes through a block as above.
+
 Why one lock. Every state change (var queues, wait counters, pool queues, counters) happens under
 one engine-wide ``threading.Lock``. Under CPython's GIL only one thread runs Python at a time
 anyway, so a per-var mutex (MXNet's design) buys no parallelism and costs an acquire per var;
@@ -41,7 +47,7 @@ import time
 from collections import namedtuple
 
 from .context import Context, FnProperty, RunContext
-from .var import DELETE, OP, WAIT, OprBlock, ThreadedVar
+from .var import DELETE, OP, WAIT, WRITE_TRIGGERED, OprBlock, ThreadedVar
 
 __all__ = ["ThreadedEngine", "ThreadedEnginePooled", "ThreadedEnginePerDevice", "OpRecord",
            "Operator", "default_stream_factory"]
@@ -49,6 +55,8 @@ __all__ = ["ThreadedEngine", "ThreadedEnginePooled", "ThreadedEnginePerDevice", 
 NORMAL, ASYNC, CPU_PRIORITIZED = FnProperty.NORMAL, FnProperty.ASYNC, FnProperty.CPU_PRIORITIZED
 COPY_PROPS = (FnProperty.COPY_FROM_GPU, FnProperty.COPY_TO_GPU)
 DELETE_PRIORITY = 1 << 30  # above any priority a user gives
+# The pending write of the vars an op run by ``_run_now`` writes, while it runs.
+_RUNNING_NOW = OprBlock(None, False, None, (), (), ASYNC, 0, -1, "running now")
 
 OpRecord = namedtuple("OpRecord", "name ctx worker start_ns end_ns reads writes info failed")
 OpRecord.__doc__ = ("One executed op: its name, Context, worker thread name, start and end "
@@ -244,6 +252,9 @@ class ThreadedEngine:
     def push_sync(self, fn, ctx, const_vars=(), mutable_vars=(), prop=NORMAL, priority=0,
                   name=None, info=None):
         const_vars, mutable_vars = _normalize_vars(const_vars, mutable_vars)
+        if prop is ASYNC and not self.profiling and self._run_now(fn, ctx, const_vars,
+                                                                  mutable_vars, name, info):
+            return
         self._push_block(OprBlock(fn, False, ctx, const_vars, mutable_vars, prop, priority,
                                   next(self._seq), name, info))
 
@@ -320,6 +331,76 @@ class ThreadedEngine:
             lock.release()
         if run_inline:
             self._run_inline(block)
+
+    def _run_now(self, fn, ctx, reads, writes, name, info):
+        """Run an ASYNC op in this thread if every var it uses is free; False if one is not
+        (or back-pressure is on, one of its vars failed, or its pool is not started yet):
+        then it is pushed as a block. This is the tiny-op path: no block is made unless the
+        op fails, and while it runs its vars hold ``_RUNNING_NOW`` as their pending write, so
+        ops pushed meanwhile by other threads queue behind it as behind a block."""
+        run_ctx = self._inline_run_ctxs.get(ctx)
+        if run_ctx is None:
+            run_ctx = self._inline_run_ctxs[ctx] = RunContext(ctx, None)
+        lock = self._lock
+        lock.acquire()  # not ``with``: acquire/release cost half as much, on every tiny op
+        try:
+            if self._pending >= self._max_pending or self._stopped:
+                return False
+            pools = self._pools.get(ctx)
+            if pools is None or pools[ASYNC] is None:  # first use: the push starts the pool
+                return False
+            for var in reads:
+                if var.pending_write is not None or var.error is not None:
+                    return False
+            for var in writes:
+                if (var.pending_write is not None or var.num_pending_reads
+                        or var.error is not None):
+                    return False
+            for var in reads:
+                var.num_pending_reads += 1
+            for var in writes:
+                var.pending_write = _RUNNING_NOW
+                var.num_pending_reads = WRITE_TRIGGERED
+            self._pending += 1
+        finally:
+            lock.release()
+        outer = _tls.engine
+        _tls.engine = self
+        try:
+            fn(run_ctx)
+        except BaseException as exc:  # noqa: B902 - kept on the outputs, as a worker would
+            block = OprBlock(fn, False, ctx, reads, writes, ASYNC, 0, next(self._seq), name,
+                             info)
+            if isinstance(exc, KeyboardInterrupt):
+                self._complete(block, *interrupted(exc), False, None)
+                raise
+            self._complete(block, exc, exc.__traceback__, True, None)
+            return True
+        finally:
+            _tls.engine = outer
+        ready = []
+        lock.acquire()
+        try:
+            # var.complete_read / complete_write, spelled out for vars nobody queued on
+            for var in reads:
+                if var.pending_write is None:
+                    var.num_pending_reads -= 1
+                else:
+                    var.complete_read(ready)
+            for var in writes:
+                if var.queue:
+                    var.complete_write(ready)
+                else:
+                    var.pending_write = None
+                    var.num_pending_reads = 0
+            self._pending -= 1
+            if self._waiters and (self._pending == 0 or self._pending == self._resume_at):
+                self._state_changed.notify_all()
+            if ready:
+                self._finish_ready(ready, None)
+        finally:
+            lock.release()
+        return True
 
     def _run_inline(self, block):
         run_ctx = self._inline_run_ctxs.get(block.ctx)

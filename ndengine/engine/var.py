@@ -9,7 +9,8 @@ ThreadedVar, field by field
                        Every op pushed after it waits in ``queue``.
     num_pending_reads  how many granted reads are running (reads pushed while no write was
                        pending run at once), or WRITE_TRIGGERED when ``pending_write`` is granted.
-    queue              deque of (block, is_write) pushed after ``pending_write``, in push order.
+    queue              deque of (block, is_write) pushed after ``pending_write``, in push order
+                       (None until an op first queues: most vars never need one).
     error, error_tb    the exception (and its traceback) of the op that failed while writing
                        the var, or of an op skipped because of it; None while the var is sound.
     deleted            True once delete_variable was pushed: pushing with it again raises.
@@ -49,7 +50,7 @@ class ThreadedVar:
         self.id = var_id
         self.pending_write = None
         self.num_pending_reads = 0
-        self.queue = deque()
+        self.queue = None
         self.error = None
         self.error_tb = None
         self.deleted = False
@@ -67,6 +68,8 @@ class ThreadedVar:
         if self.pending_write is None:
             self.num_pending_reads += 1
             block.wait -= 1
+        elif self.queue is None:
+            self.queue = deque(((block, False),))
         else:
             self.queue.append((block, False))
 
@@ -77,6 +80,8 @@ class ThreadedVar:
             if self.num_pending_reads == 0:
                 self.num_pending_reads = WRITE_TRIGGERED
                 block.wait -= 1
+        elif self.queue is None:
+            self.queue = deque(((block, True),))
         else:
             self.queue.append((block, True))
 

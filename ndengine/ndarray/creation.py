@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import ops
 from ..engine import Context, current_context
-from .ndarray import NDArray, _from_numpy, invoke
+from .ndarray import NDArray, _from_numpy, _new_array, invoke
 
 __all__ = ["array", "zeros", "ones", "full", "empty", "arange", "linspace", "eye",
            "zeros_like", "ones_like", "full_like"]
@@ -56,7 +56,7 @@ def ones(shape, dtype=np.float64, ctx=None):
 def empty(shape, dtype=np.float64, ctx=None):
     """An array whose values are whatever its pooled memory held (as numpy.empty)."""
     dtype = ops.check_dtype(dtype if dtype is not None else np.float64)
-    return NDArray._new(_shape(shape), dtype, _ctx(ctx))
+    return _new_array(_shape(shape), dtype, _ctx(ctx))
 
 
 def _like(proto, dtype, ctx):

@@ -34,6 +34,7 @@ _NO_PARAMS = {}  # shared, never written
 _WRITE_TO = [OpReq.WRITE_TO]
 _WRITE_INPLACE = [OpReq.WRITE_INPLACE]
 _SCALARS = (bool, int, float)
+_np_ndarray = np.ndarray
 
 # Deletions that could not be pushed when they happened (a chunk collected while this thread
 # held the engine's lock, e.g. by the cyclic GC), pushed before the next operation.
@@ -84,7 +85,8 @@ _LOCK_TYPE = type(threading.Lock())
 
 def _delete_chunk(var, data, ctx):
     engine = _engine_mod._global or _engine_mod.get()
-    if ctx.device_type == "cpu" and var.is_idle() and not engine.profiling:
+    if (var.pending_write is None and var.num_pending_reads == 0  # var.is_idle(), inline
+            and ctx.device_type == "cpu" and not engine.profiling):
         # No op is pending on the var, and none can be pushed: only this chunk knew it. So
         # the buffer goes straight back to the pool, without a trip through the engine.
         var.deleted = True
@@ -103,6 +105,24 @@ def _flush_deferred_deletes():
     while _deferred_deletes:
         var, data, ctx = _deferred_deletes.pop()
         engine.delete_variable(_release_buffer(data, ctx), ctx, var)
+
+
+def _new_array(shape, dtype, ctx, engine=None):
+    """A fresh NDArray with a fresh chunk; no memory until an op writes it."""
+    arr = _new_object(NDArray)
+    arr.shape = shape
+    arr.dtype = dtype
+    nbytes = dtype.itemsize
+    for n in shape:
+        nbytes *= n
+    arr._chunk = Chunk(nbytes, ctx, engine or _engine_mod.get())
+    arr._offset = 0
+    arr._strides = None
+    arr._view_cache = None
+    return arr
+
+
+_new_object = object.__new__
 
 
 def _c_strides(shape, itemsize):
@@ -126,21 +146,6 @@ class NDArray:
     __hash__ = None  # comparisons return arrays, like NumPy's
 
     # ------------------------------------------------------------ construction (internal)
-    @classmethod
-    def _new(cls, shape, dtype, ctx, engine=None):
-        """A fresh array with a fresh chunk; no memory until an op writes it."""
-        arr = object.__new__(cls)
-        arr.shape = shape
-        arr.dtype = dtype
-        nbytes = dtype.itemsize
-        for n in shape:
-            nbytes *= n
-        arr._chunk = Chunk(nbytes, ctx, engine or _engine_mod.get())
-        arr._offset = 0
-        arr._strides = None
-        arr._view_cache = None
-        return arr
-
     def _view_of(self, shape, offset, strides, dtype=None):
         """Another view of this array's chunk."""
         arr = object.__new__(NDArray)
@@ -156,15 +161,16 @@ class NDArray:
         """The NumPy (or CuPy) view of this array's memory; only inside ops or after a wait."""
         view = self._view_cache
         if view is None:
-            data = self._chunk.data
+            chunk = self._chunk
+            data = chunk.data
             if data is None:
-                data = self._chunk.allocate()
-            if self._chunk.ctx.device_type == "gpu":
+                data = chunk.allocate()
+            if chunk.ctx.device_type == "gpu":
                 import cupy
                 memptr = data.data + self._offset
                 view = cupy.ndarray(self.shape, self.dtype, memptr, strides=self._strides)
             else:
-                view = np.ndarray(self.shape, self.dtype, data, self._offset, self._strides)
+                view = _np_ndarray(self.shape, self.dtype, data, self._offset, self._strides)
             self._view_cache = view
         return view
 
@@ -303,7 +309,7 @@ class NDArray:
     def copyto(self, other):
         """Copy into ``other`` (an NDArray, any context) or onto a new array on a Context."""
         if isinstance(other, Context):
-            target = NDArray._new(self.shape, self.dtype, other)
+            target = _new_array(self.shape, self.dtype, other)
         elif isinstance(other, NDArray):
             if other.shape != self.shape:
                 raise ValueError(f"copyto: shapes differ: {self.shape} into {other.shape}")
@@ -386,6 +392,11 @@ class NDArray:
             invoke(ops.get("assign_index"), [self, value], {"key": key}, out=self)
 
 
+# Every NDArray's dtype is a supported one (checked where it is made) and its shape a tuple
+# of ints: the ops' lean infer paths may read both without checks.
+ops.register_array_type(NDArray)
+
+
 # ---------------------------------------------------------------- indexing helpers
 def _normalize_key(key):
     """NDArray indices inside a key become NumPy arrays (that waits for them)."""
@@ -427,7 +438,7 @@ def _from_numpy(values, ctx, dtype=None):
     """A new NDArray holding a private copy of ``values`` (no op is pushed: it is ready)."""
     values = np.asarray(values, dtype=dtype)
     ops.check_dtype(values.dtype)
-    arr = NDArray._new(values.shape, values.dtype, ctx)
+    arr = _new_array(values.shape, values.dtype, ctx)
     if ctx.device_type == "cpu":
         arr._data()[...] = values
     else:
@@ -489,7 +500,11 @@ class _Run:
     def __call__(self, run_ctx):
         args = []
         for x in self.inputs:
-            args.append(x._data() if type(x) is NDArray else x)
+            if type(x) is NDArray:
+                view = x._view_cache  # x._data(), without the call when it is cached
+                args.append(view if view is not None else x._data())
+            else:
+                args.append(x)
         outs = []
         for x in self.outputs:
             outs.append(x._data())
@@ -500,12 +515,13 @@ class _Run:
             self.kernel(args, temps, _WRITE_TO * len(temps), **self.params)
             for out, temp in zip(outs, temps):
                 np.copyto(out, temp, casting="unsafe")
-            return
-        if run_ctx.stream is not None:
+        elif run_ctx.stream is not None:
             with run_ctx.stream:
                 self.kernel(args, outs, self.req, **self.params)
-        else:
+        elif self.params:
             self.kernel(args, outs, self.req, **self.params)
+        else:
+            self.kernel(args, outs, self.req)
 
 
 def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_writes=()):
@@ -514,6 +530,7 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
     ``out`` (an NDArray) makes the op write in place into it; ``ctx`` places ops that have
     no array input; ``extra_writes`` are more vars the op writes (a random generator's).
     Shapes, dtypes and contexts are checked here, before anything is pushed.
+    Every line is paid by every tiny op, hence the spelled-out common cases.
     """
     if _deferred_deletes:
         _flush_deferred_deletes()
@@ -538,18 +555,32 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
     kernel = op.kernels.get(ctx.device_type)
     if kernel is None:
         raise NotImplementedError(f"{op.name} has no {ctx.device_type} kernel yet")
-    specs = op.infer(*inputs, **params)
-    engine = _engine_mod.get()
+    fast_infer = op.fast_infer
+    specs = None if fast_infer is None else fast_infer(inputs, params)
+    if specs is None:
+        specs = op.infer_general(inputs, params)
+    engine = _engine_mod._global or _engine_mod.get()
     cast_into = None
     if out is None:
         if len(specs) == 1:
-            outputs = [NDArray._new(specs[0][0], specs[0][1], ctx, engine)]
+            shape, dtype = specs[0]
+            out = _new_array(shape, dtype, ctx, engine)
+            outputs = [out]
+            chunk = out._chunk
+            writes = [chunk.var]
+            if chunk.nbytes > INLINE_MAX_BYTES:
+                small = False
             req = _WRITE_TO
         else:
-            outputs = [NDArray._new(shape, dtype, ctx, engine) for shape, dtype in specs]
+            outputs = [_new_array(shape, dtype, ctx, engine) for shape, dtype in specs]
+            writes = []
+            for x in outputs:
+                chunk = x._chunk
+                writes.append(chunk.var)
+                if chunk.nbytes > INLINE_MAX_BYTES:
+                    small = False
             req = _WRITE_TO * len(outputs)
     else:
-        outputs = [out]
         shape, dtype = specs[0]
         if shape != out.shape:
             raise ValueError(f"{op.name}: result of shape {shape} cannot be written into "
@@ -560,10 +591,9 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
                                 f"{out.dtype} in place (NumPy's same_kind rule)")
             cast_into = [dtype]
         req = _WRITE_INPLACE if any(x is out for x in inputs) else _WRITE_TO
-    writes = []
-    for x in outputs:
-        chunk = x._chunk
-        writes.append(chunk.var)
+        outputs = [out]
+        chunk = out._chunk
+        writes = [chunk.var]
         if chunk.nbytes > INLINE_MAX_BYTES:
             small = False
     if extra_writes:

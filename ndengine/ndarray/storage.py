@@ -61,16 +61,26 @@ class DevicePool:
         self.releases = 0
 
     def alloc(self, nbytes):
-        size = bucket_size(nbytes)
-        with self.lock:
+        # bucket_size(nbytes) and ``with self.lock``, spelled out: this runs for every new
+        # array, and acquire/release cost half of what ``with`` does
+        if nbytes <= _ALIGN:
+            size = _ALIGN
+        elif nbytes <= _SMALL_LIMIT:
+            size = 1 << (nbytes - 1).bit_length()
+        else:
+            size = -(-nbytes // _SMALL_LIMIT) * _SMALL_LIMIT
+        lock = self.lock
+        lock.acquire()
+        try:
+            self.in_use += size
             bucket = self.free.get(size)
             if bucket:
                 self.pooled -= size
-                self.in_use += size
                 self.reuses += 1
                 return bucket.pop()
-            self.in_use += size
             self.allocs += 1
+        finally:
+            lock.release()
         return self._new(size)
 
     def _new(self, size):
@@ -85,15 +95,22 @@ class DevicePool:
 
     def give_back(self, data):
         size = data.nbytes
-        with self.lock:
+        lock = self.lock
+        lock.acquire()
+        try:
             self.in_use -= size
-            self.free.setdefault(size, []).append(data)
+            bucket = self.free.get(size)
+            if bucket is None:
+                bucket = self.free[size] = []
+            bucket.append(data)
             self.pooled += size
             while self.pooled > self.limit:
                 largest = max(s for s, b in self.free.items() if b)
                 self.free[largest].pop()
                 self.pooled -= largest
                 self.releases += 1
+        finally:
+            lock.release()
 
     def release_all(self):
         with self.lock:

@@ -11,6 +11,7 @@ into preallocated NumPy outputs::
 from . import parallel  # noqa: F401  (picks a thread-safe Numba layer before any kernel runs)
 from .dtypes import SUPPORTED_DTYPES, check_dtype, result_type
 from .registry import Operator, OpReq, get, names, register
+from .shapes import register_array_type
 from . import creation, elementwise, indexing, linalg, manipulation, random, reductions
 
 elementwise.register_all()
@@ -22,4 +23,4 @@ indexing.register_all()
 random.register_all()
 
 __all__ = ["OpReq", "Operator", "register", "get", "names", "SUPPORTED_DTYPES",
-           "check_dtype", "result_type"]
+           "check_dtype", "result_type", "register_array_type"]

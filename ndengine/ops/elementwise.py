@@ -49,7 +49,7 @@ from .dtypes import (_DTYPE_LOOKUP, check_dtype, check_scalar_fits, int_bounds, 
 from .outputs import detach_overlapping, single_output, write_with_req
 from .parallel import PARALLEL_MIN_SIZE, parallel_enabled, split_run, use_parallel
 from .registry import Operator, OpReq, add_operator
-from .shapes import broadcast_shapes, shape_of, spec_dtype_shape
+from .shapes import TRUSTED_SPEC_TYPES as _TRUSTED, broadcast_shapes, shape_of, spec_dtype_shape
 
 _ndarray = np.ndarray
 
@@ -68,7 +68,10 @@ def _lean_operand(plan, index, value, kind, size, out):
     return _scalar_operand(plan, index, value)
 
 
-_may_share_memory = np.may_share_memory
+try:  # the C function behind np.may_share_memory, without its dispatch layer: half the cost
+    from numpy._core._multiarray_umath import may_share_memory as _may_share_memory
+except ImportError:  # pragma: no cover - another NumPy layout
+    _may_share_memory = np.may_share_memory
 _asarray = np.asarray
 _WRITE_TO = OpReq.WRITE_TO
 _WRITE_INPLACE = OpReq.WRITE_INPLACE
@@ -376,7 +379,7 @@ class ElementwiseSpec:
         if params or len(inputs) != 1:
             return None
         x = inputs[0]
-        if type(x) is _ndarray:
+        if type(x) in _TRUSTED or type(x) is _ndarray:
             key = (x.dtype,)
             shape = x.shape
         else:
@@ -397,7 +400,7 @@ class ElementwiseSpec:
         # The array and scalar cases are tested inline, not through a helper: this runs on
         # every tiny op, and a call costs as much as the test.
         tx = type(x)
-        if tx is _ndarray:
+        if tx in _TRUSTED or tx is _ndarray:
             kx, sx = x.dtype, x.shape
         elif tx in _SCALAR_TYPES:
             kx, sx = tx, None
@@ -407,7 +410,7 @@ class ElementwiseSpec:
                 return None
             kx, sx = parts
         ty = type(y)
-        if ty is _ndarray:
+        if ty in _TRUSTED or ty is _ndarray:
             ky, sy = y.dtype, y.shape
         elif ty in _SCALAR_TYPES:
             ky, sy = ty, None
@@ -425,7 +428,8 @@ class ElementwiseSpec:
                 return None  # scalar-only ops and out-of-range ints: full path
             shape = sy
         elif sy is None:
-            if not _fits(y, plan.bounds[1]):
+            bounds = plan.bounds[1]  # _fits(y, bounds), inline
+            if bounds is not None and not bounds[0] <= y <= bounds[1]:
                 return None
             shape = sx
         elif sx == sy:
@@ -532,7 +536,9 @@ class ElementwiseSpec:
                                             self.loops.serial(x, y, out)
                                     return
                             elif size > 1 and (x is out or not _may_share_memory(x, out)):
-                                operand = _scalar_operand(plan, 1, y)
+                                operand = plan.constants[1].get(y)  # cached: no call
+                                if operand is None:
+                                    operand = _scalar_operand(plan, 1, y)
                                 if operand is not None:
                                     if out.ndim != 1:
                                         out = out.reshape(-1)

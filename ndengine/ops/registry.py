@@ -78,6 +78,10 @@ class Operator:
             results = fast(inputs, params)
             if results is not None:
                 return results
+        return self.infer_general(inputs, params)
+
+    def infer_general(self, inputs, params) -> list[tuple[tuple, np.dtype]]:
+        """``infer`` without its lean path: for callers that tried ``fast_infer`` first."""
         key_of = self.infer_key
         if key_of is not None:
             key = key_of(inputs, params)

@@ -60,10 +60,24 @@ def canonical_shape(shape) -> tuple:
     return canonical
 
 
+# Array types whose instances always carry a supported, canonical ``dtype`` and a ``shape``
+# tuple of Python ints (the NDArray layer registers its class): the lean infer paths take
+# both as they are, without checking them per call.
+TRUSTED_SPEC_TYPES = set()
+
+
+def register_array_type(cls) -> None:
+    """Vouch for ``cls``: every instance's dtype is one ndengine supports, in canonical form,
+    and its shape a tuple of Python ints."""
+    TRUSTED_SPEC_TYPES.add(cls)
+
+
 def spec_dtype_shape(value):
     """(canonical dtype, canonical shape) of an array spec whose dtype ndengine supports,
     else None: Python scalars, unsupported dtypes and non-specs take the slow path,
     which raises the proper error."""
+    if type(value) in TRUSTED_SPEC_TYPES:
+        return value.dtype, value.shape
     if type(value) is np.ndarray:
         dtype = _DTYPE_LOOKUP.get(value.dtype)
         return None if dtype is None else (dtype, value.shape)
@@ -77,4 +91,4 @@ def spec_dtype_shape(value):
 
 __all__ = ["shape_of", "broadcast_shapes", "normalize_axes", "normalize_axis_index",
            "reduced_shape", "canonical_shape",
-           "spec_dtype_shape"]
+           "spec_dtype_shape", "register_array_type", "TRUSTED_SPEC_TYPES"]
