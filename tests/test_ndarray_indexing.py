@@ -113,6 +113,20 @@ def test_setitem_advanced_and_basic(key, value):
     run_xp(body)
 
 
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int64", "float32", "float64"])
+def test_setitem_python_scalars_repeatedly(dtype):
+    # Scalar assignment infers once per (scalar type, target); the values must still count.
+    def body(xp):
+        x = xp.zeros((3, 4), dtype=dtype)
+        for i, value in enumerate([True, 1, 7, 2.75, -0.0, 0, False, 3]):
+            if np.dtype(dtype).kind == "u" and value < 0:
+                continue
+            x[i % 3, i % 4] = value
+            x[i % 3] = value if i % 2 else x[(i + 1) % 3]
+        return x
+    run_xp(body)
+
+
 @given(data=st.data())
 def test_generated_basic_keys(data):
     shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=5))

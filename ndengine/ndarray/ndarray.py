@@ -125,6 +125,10 @@ def _new_array(shape, dtype, ctx, engine=None):
 _new_object = object.__new__
 
 
+_fakes = {}  # (shape, strides, dtype) -> (fake array, its data address): see NDArray._fake
+_FAKES_LIMIT = 1024
+
+
 def _c_strides(shape, itemsize):
     strides = []
     step = itemsize
@@ -325,10 +329,18 @@ class NDArray:
     # ------------------------------------------------------------ views
     def _fake(self):
         """A NumPy array with this view's geometry over no real memory: NumPy computes view
-        geometry (slicing, transposes, reshapes) on it without touching any data."""
-        base = np.empty(1, self.dtype)
-        fake = np.lib.stride_tricks.as_strided(base, self.shape, self.strides)
-        return fake, fake.__array_interface__["data"][0]
+        geometry (slicing, transposes, reshapes) on it without touching any data. Made once
+        per geometry (as_strided costs more than the rest of a view); never written."""
+        geometry = (self.shape, self._strides, self.dtype)  # _strides None: C order
+        found = _fakes.get(geometry)
+        if found is None:
+            fake = np.lib.stride_tricks.as_strided(np.empty(1, self.dtype), self.shape,
+                                                   self.strides, writeable=False)
+            found = fake, fake.__array_interface__["data"][0]
+            if len(_fakes) >= _FAKES_LIMIT:
+                _fakes.clear()
+            _fakes[geometry] = found
+        return found
 
     def _view_like(self, fake_view, fake_base):
         offset = self._offset + (fake_view.__array_interface__["data"][0] - fake_base)
@@ -371,19 +383,22 @@ class NDArray:
     def __getitem__(self, key):
         key = _normalize_key(key)
         if _is_basic_key(key):
-            fake, base = self._fake()
-            view = fake[key]
-            if not isinstance(view, np.ndarray):  # an int for every axis: NumPy gives a
-                # scalar (a copy, elsewhere in memory); the trailing ... gives the 0-d view
-                view = fake[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
-            return self._view_like(view, base)
+            return self._basic_view(key)
         return invoke(ops.get("take_index"), [self], {"key": key})[0]
+
+    def _basic_view(self, key):
+        fake, base = self._fake()
+        view = fake[key]
+        if not isinstance(view, np.ndarray):  # an int for every axis: NumPy gives a
+            # scalar (a copy, elsewhere in memory); the trailing ... gives the 0-d view
+            view = fake[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
+        return self._view_like(view, base)
 
     def __setitem__(self, key, value):
         key = _normalize_key(key)
         value = _as_operand(value, self.context)
         if _is_basic_key(key):
-            target = self[key]
+            target = self._basic_view(key)
             if not isinstance(value, NDArray) and not isinstance(value, _SCALARS):
                 raise TypeError(f"cannot assign {type(value).__name__} to an NDArray")
             invoke(ops.get("copy"), [value], {"shape": target.shape, "dtype": target.dtype},
@@ -410,11 +425,12 @@ def _normalize_key(key):
 
 
 def _is_basic_key(key):
-    parts = key if isinstance(key, tuple) else (key,)
+    parts = key if type(key) is tuple else (key,)
     for part in parts:
-        if part is None or part is Ellipsis or isinstance(part, slice):
-            continue
-        if isinstance(part, (int, np.integer)) and not isinstance(part, (bool, np.bool_)):
+        kind = type(part)
+        if kind is int or kind is slice or part is None or part is Ellipsis:
+            continue  # the common parts first: this runs on every index
+        if isinstance(part, (int, np.integer, slice)) and not isinstance(part, (bool, np.bool_)):
             continue
         return False
     return True

@@ -113,8 +113,17 @@ _POSITIONAL_PARAMS = {"clip": ("a_min", "a_max"), "split": ("indices_or_sections
 def module_function(op_name):
     """``ndengine.<op_name>(*arrays, **params)`` for a registered op (built-in or a user's)."""
     op = ops.get(op_name)
+    # One NDArray per input and nothing else (nd.exp(x), nd.maximum(x, y)): straight to invoke.
+    plain_arity = (op.num_inputs if op.kind != "reduce" and op.name not in _POSITIONAL_PARAMS
+                   and op.num_outputs == 1 else None)
 
     def function(*args, **params):
+        if len(args) == plain_arity and not params:
+            for a in args:
+                if type(a) is not NDArray:
+                    break
+            else:
+                return invoke(op, list(args))[0]
         if op.kind == "reduce":
             array_args, extra = args[:1], args[1:]
             for key, value in zip(("axis", "keepdims"), extra):

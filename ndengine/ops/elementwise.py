@@ -492,8 +492,8 @@ class ElementwiseSpec:
         self.full_kernel(inputs, outputs, req, **params)
 
     def fast_kernel_binary(self, inputs, outputs, req, **params):
-        # The two commonest cases (array op array, array op Python scalar, no casts)
-        # are spelled out inline: every line here is paid on every tiny op.
+        # The commonest cases (array op array, array op Python scalar and scalar op array, no
+        # casts) are spelled out inline: every line here is paid on every tiny op.
         if not params and len(inputs) == 2 and len(outputs) == 1 and len(req) == 1:
             r = req[0]
             out = outputs[0]
@@ -516,43 +516,63 @@ class ElementwiseSpec:
                 if key is not None:
                     plan = self.plans.get(key) or self.new_plan(key, inputs)
                     if plan is not None and plan.fast_kernel:
-                        size = out.size
-                        if plan.no_cast and tx is _ndarray and x.size == size and x.flags.c_contiguous:
-                            if ty is _ndarray:
-                                if (y.size == size and y.flags.c_contiguous
-                                        and (x is out or not _may_share_memory(x, out))
-                                        and (y is out or not _may_share_memory(y, out))):
-                                    if size:
-                                        if out.ndim != 1:
-                                            out = out.reshape(-1)
-                                            x = x.reshape(-1)
-                                            y = y.reshape(-1)
-                                        elif x.ndim != 1 or y.ndim != 1:
-                                            x = x.reshape(-1)
-                                            y = y.reshape(-1)
-                                        if size >= PARALLEL_MIN_SIZE and parallel_enabled():
-                                            self.loops.parallel(x, y, out)
-                                        else:
-                                            self.loops.serial(x, y, out)
-                                    return
-                            elif size > 1 and (x is out or not _may_share_memory(x, out)):
-                                operand = plan.constants[1].get(y)  # cached: no call
-                                if operand is None:
-                                    operand = _scalar_operand(plan, 1, y)
-                                if operand is not None:
-                                    if out.ndim != 1:
-                                        out = out.reshape(-1)
-                                        x = x.reshape(-1)
-                                    elif x.ndim != 1:
-                                        x = x.reshape(-1)
-                                    if size >= PARALLEL_MIN_SIZE and parallel_enabled():
-                                        self.loops.parallel_array_scalar(x, operand, out)
-                                    else:
-                                        self.loops.serial_array_scalar(x, operand, out)
-                                    return
-                        elif self._lean_binary(plan, x, tx, y, ty, out):
+                        if plan.no_cast and self._direct_binary(plan, x, tx, y, ty, out):
+                            return
+                        if self._lean_binary(plan, x, tx, y, ty, out):
                             return
         self.full_kernel(inputs, outputs, req, **params)
+
+    def _direct_binary(self, plan, x, tx, y, ty, out) -> bool:
+        """No casts, every array C-contiguous with out's size and either out itself or not
+        overlapping it: run the loop; else False (for _lean_binary)."""
+        size = out.size
+        if tx is ty:  # two arrays
+            if (x.size != size or y.size != size or not x.flags.c_contiguous
+                    or not y.flags.c_contiguous
+                    or (x is not out and _may_share_memory(x, out))
+                    or (y is not out and _may_share_memory(y, out))):
+                return False
+            if size:
+                if out.ndim != 1:
+                    out = out.reshape(-1)
+                    x = x.reshape(-1)
+                    y = y.reshape(-1)
+                elif x.ndim != 1 or y.ndim != 1:
+                    x = x.reshape(-1)
+                    y = y.reshape(-1)
+                if size >= PARALLEL_MIN_SIZE and parallel_enabled():
+                    self.loops.parallel(x, y, out)
+                else:
+                    self.loops.serial(x, y, out)
+            return True
+        if tx is _ndarray:  # array op scalar
+            array, index, scalar = x, 1, y
+        else:
+            array, index, scalar = y, 0, x
+        if (size <= 1 or array.size != size or not array.flags.c_contiguous
+                or (array is not out and _may_share_memory(array, out))):
+            return False
+        operand = plan.constants[index].get(scalar)  # cached: no call
+        if operand is None:
+            operand = _scalar_operand(plan, index, scalar)
+            if operand is None:
+                return False
+        if out.ndim != 1:
+            out = out.reshape(-1)
+            array = array.reshape(-1)
+        elif array.ndim != 1:
+            array = array.reshape(-1)
+        loops = self.loops
+        if size >= PARALLEL_MIN_SIZE and parallel_enabled():
+            if index:
+                loops.parallel_array_scalar(array, operand, out)
+            else:
+                loops.parallel_scalar_array(operand, array, out)
+        elif index:
+            loops.serial_array_scalar(array, operand, out)
+        else:
+            loops.serial_scalar_array(operand, array, out)
+        return True
 
     def _lean_binary(self, plan, x, tx, y, ty, out) -> bool:
         """Run the 1-D loop on a C-contiguous ``out``; False if the full path must run."""

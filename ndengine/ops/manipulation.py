@@ -11,6 +11,7 @@ from .shapes import broadcast_shapes, normalize_axis_index, shape_of, spec_dtype
 _WRITE_TO = OpReq.WRITE_TO
 _WRITE_INPLACE = OpReq.WRITE_INPLACE
 _COPY_PARAMS = frozenset(("shape", "dtype"))
+_SCALAR_TYPES = (bool, int, float)
 
 
 # copy ------------------------------------------------------------------------
@@ -28,9 +29,12 @@ def copy_infer_key(inputs, params):
     """Memo key: the result depends on the input's (dtype, shape) and the params only."""
     if len(inputs) != 1 or (params and not params.keys() <= _COPY_PARAMS):
         return None
-    parts = spec_dtype_shape(inputs[0])
+    value = inputs[0]
+    parts = spec_dtype_shape(value)
     if parts is None:
-        return None
+        if type(value) not in _SCALAR_TYPES or params.get("dtype") is None:
+            return None
+        parts = type(value), ()  # a Python scalar cast to a given dtype: its value is moot
     shape = params.get("shape")
     if shape is not None and type(shape) is not tuple:
         return None
