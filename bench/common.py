@@ -3,7 +3,9 @@ and a peak-RSS sampler. Nothing here is a benchmark itself.
 
 Timing rule, for every script: a warm-up run first (Numba compiles or loads its cache, pools
 start, the buffer pool fills), then ``repeat`` timed runs; the figure used is the best, and the
-spread (median / best) is printed so the noise is visible.
+spread (median / best) is printed so the noise is visible. Where runs are short, the
+implementations are timed in interleaved rounds (``best_of_interleaved``), so a slow spell of
+the machine hits them all alike.
 """
 import os
 import platform
@@ -51,6 +53,30 @@ def best_of(fn, repeat, warmup=1, setup=None):
         fn()
         times.append(time.perf_counter() - start)
     return Timing(times)
+
+
+def best_of_interleaved(fns, repeat, warmup=1):
+    """Like best_of for several implementations ({name: fn}), timed in rounds: each round runs
+    every one once. The speed of this machine drifts by up to ~1.5x over seconds; in rounds,
+    every implementation sees the same drift, so their ratios stay honest."""
+    for _ in range(warmup):
+        for fn in fns.values():
+            fn()
+    times = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: Timing(t) for name, t in times.items()}
+
+
+def on_engine(eng, fn):
+    """``fn`` run with ``eng`` as the process-wide engine (for interleaved timing)."""
+    def run():
+        engine.set_engine(eng)
+        fn()
+    return run
 
 
 def use_engine(kind, workers=None):

@@ -1,14 +1,14 @@
 """Tiny-op overhead: ``x = x + 1`` on 16 float32 elements, --ops times in a row then one wait,
 for each engine kind, in µs per op beside NumPy's ``x = x + 1`` measured in the same run.
 
-    python bench/tiny_ops.py [--ops 10000] [--repeat 5] [--workers N] [--quick] [--no-dask]
+    python bench/tiny_ops.py [--ops 10000] [--repeat 9] [--workers N] [--quick] [--no-dask]
 
 This is the whole per-op cost of ndengine's front end and engine (operand checks, dtype
 inference, a new output array and its engine var, the push, the worker's run and completion,
 the deletion of the array the loop drops) on an op whose arithmetic is nearly free.
 Target: at most 10 µs per op on every engine (reference on this machine: NumPy ~1 µs/op,
-MXNet 1.9.1 ~20 µs/op).  Each figure is the best of --repeat runs after a warm-up run; the
-median/best column shows the noise.
+MXNet 1.9.1 ~20 µs/op).  Each figure is the best of --repeat runs after a warm-up run, NumPy
+and the engines timed in interleaved rounds; the median/best column shows the noise.
 """
 import argparse
 import sys
@@ -16,7 +16,9 @@ import sys
 import numpy as np
 
 import ndengine as nd
-from common import KINDS, best_of, check_close, dask_array, header, use_engine, verdict
+from common import (KINDS, best_of, best_of_interleaved, check_close, dask_array, header,
+                    on_engine, verdict)
+from ndengine import engine
 
 TARGET_US = 10.0
 N = 16
@@ -48,7 +50,7 @@ def dask_run(da, ops):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", type=int, default=10_000)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--workers", type=int, default=None, help="CPU workers (default: cores)")
     parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
     parser.add_argument("--quick", action="store_true", help="2,000 ops, 3 repeats")
@@ -61,19 +63,25 @@ def main(argv=None):
 
     header(f"tiny ops: x = x + 1 on {N} float32, {args.ops} ops then wait")
     want = numpy_run(args.ops)
-    base = best_of(lambda: numpy_run(args.ops), args.repeat)
+    engines = {kind: engine.create(kind, num_cpu_workers=args.workers) for kind in args.kinds}
+    fns = {"NumPy": lambda: numpy_run(args.ops)}
+    for kind, eng in engines.items():
+        engine.set_engine(eng)
+        check_close(kind, ndengine_run(args.ops).asnumpy(), want)
+        fns[kind] = on_engine(eng, lambda: ndengine_run(args.ops))
+    timings = best_of_interleaved(fns, args.repeat)
+    base = timings.pop("NumPy")
     numpy_us = base.best / args.ops * 1e6
     print(f"{'implementation':34s} {'us/op':>8s} {'x NumPy':>8s} {'med/best':>9s}  target")
     print(f"{'NumPy':34s} {numpy_us:8.2f} {1.0:8.1f} {base.spread:9.2f}")
     worst = 0.0
-    for kind in args.kinds:
-        use_engine(kind, args.workers)
-        check_close(kind, ndengine_run(args.ops).asnumpy(), want)
-        timing = best_of(lambda: ndengine_run(args.ops), args.repeat)
+    for kind, timing in timings.items():
         us = timing.best / args.ops * 1e6
         worst = max(worst, us)
         print(f"ndengine {kind:25s} {us:8.2f} {us / numpy_us:8.1f} {timing.spread:9.2f}  "
               f"<= {TARGET_US:g} us/op: {verdict(us <= TARGET_US)}")
+    for eng in engines.values():
+        eng.notify_shutdown()
     da = None if args.no_dask else dask_array()
     if da is not None:
         ops = min(args.ops, args.dask_ops)
