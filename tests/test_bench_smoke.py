@@ -1,0 +1,25 @@
+"""The benchmark scripts still run (briefly, no timing asserted: targets live in bench/)."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+KINDS = ("NaiveEngine", "ThreadedEnginePooled", "ThreadedEnginePerDevice")
+
+
+@pytest.mark.parametrize("script, args", [
+    ("tiny_ops.py", ["--ops", "300", "--repeat", "1", "--no-dask"]),
+    ("engine_overhead.py", ["--ops", "300", "--repeat", "1"]),
+    ("engine_overhead.py", ["--ops", "300", "--repeat", "1", "--profiling"]),
+])
+def test_benchmark_runs_and_reports_every_engine(script, args):
+    result = subprocess.run([sys.executable, str(BENCH / script), *args], cwd=BENCH,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert any(line.startswith("NumPy") for line in lines), result.stdout
+    for kind in KINDS:  # a row per engine, with its figure
+        rows = [line.split(kind, 1)[1].split() for line in lines if kind in line]
+        assert rows and float(rows[0][0]) > 0, result.stdout
