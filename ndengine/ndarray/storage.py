@@ -12,7 +12,8 @@ machine's memory, at most 16 GiB); then the largest pooled buffers are released 
 
 State of a DevicePool (guarded by its lock)
     free          bucket size -> list of free buffers (uint8 arrays, or CuPy arrays on a GPU).
-    in_use        bytes handed out and not yet freed.
+    held          bytes taken from the system and not released: handed out or pooled
+                  (bytes in use = held - pooled, so the per-array paths update one counter).
     pooled        bytes held in ``free``.
     allocs, reuses, releases   counters: fresh allocations, requests served from the pool,
                                buffers given back to the system.
@@ -54,7 +55,7 @@ class DevicePool:
         self.limit = limit
         self.lock = threading.Lock()
         self.free = {}
-        self.in_use = 0
+        self.held = 0
         self.pooled = 0
         self.allocs = 0
         self.reuses = 0
@@ -72,12 +73,12 @@ class DevicePool:
         lock = self.lock
         lock.acquire()
         try:
-            self.in_use += size
             bucket = self.free.get(size)
             if bucket:
                 self.pooled -= size
                 self.reuses += 1
                 return bucket.pop()
+            self.held += size
             self.allocs += 1
         finally:
             lock.release()
@@ -98,7 +99,6 @@ class DevicePool:
         lock = self.lock
         lock.acquire()
         try:
-            self.in_use -= size
             bucket = self.free.get(size)
             if bucket is None:
                 bucket = self.free[size] = []
@@ -108,6 +108,7 @@ class DevicePool:
                 largest = max(s for s, b in self.free.items() if b)
                 self.free[largest].pop()
                 self.pooled -= largest
+                self.held -= largest
                 self.releases += 1
         finally:
             lock.release()
@@ -116,11 +117,12 @@ class DevicePool:
         with self.lock:
             self.releases += sum(len(b) for b in self.free.values())
             self.free.clear()
+            self.held -= self.pooled
             self.pooled = 0
 
     def stats(self):
         with self.lock:
-            return {"bytes_in_use": self.in_use, "bytes_pooled": self.pooled,
+            return {"bytes_in_use": self.held - self.pooled, "bytes_pooled": self.pooled,
                     "allocs": self.allocs, "reuses": self.reuses, "releases": self.releases}
 
 
