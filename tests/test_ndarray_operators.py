@@ -223,6 +223,15 @@ def test_bool_arithmetic_rules():
     run_xp(lambda xp: ~xp.array(b))
 
 
+@pytest.mark.parametrize("exponent", [2, 2.0, 3, True, 0, 1])
+@pytest.mark.parametrize("shape", [(), (3,)])
+def test_bool_power_follows_the_operator_not_the_ufunc(exponent, shape):
+    # NumPy's ``array ** 2`` is square(array): int8 for bools, where power gives int64
+    b = np.ones(shape, bool)
+    run_xp(lambda xp: xp.array(b) ** exponent)
+    run_xp(lambda xp: exponent ** xp.array(b))
+
+
 def test_operator_with_numpy_operands():
     """NumPy arrays and NumPy scalars on either side become NDArray operands."""
     x = nd.array([1.0, 2.0, 3.0])

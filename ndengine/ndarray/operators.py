@@ -68,9 +68,24 @@ def _reduction(op_name):
     return method
 
 
+_BOOL = np.dtype(bool)
+
+
+def _power(forward):
+    def __pow__(self, other):
+        # NumPy evaluates ``array ** 2`` as square(array): the same values as power, but a
+        # bool array gives int8 where power gives int64.
+        if type(other) is int and other == 2 and self.dtype == _BOOL:
+            return invoke(ops.get("square"), [self])[0]
+        return forward(self, other)
+    return __pow__
+
+
 def _install_methods():
     for stem, op_name in BINARY_OPERATORS.items():
         forward, reflected, in_place = _binary(op_name)
+        if stem == "pow":
+            forward = _power(forward)
         setattr(NDArray, f"__{stem}__", forward)
         setattr(NDArray, f"__r{stem}__", reflected)
         setattr(NDArray, f"__i{stem}__", in_place)
