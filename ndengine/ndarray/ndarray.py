@@ -85,8 +85,7 @@ _LOCK_TYPE = type(threading.Lock())
 
 def _delete_chunk(var, data, ctx):
     engine = _engine_mod._global or _engine_mod.get()
-    if (var.pending_write is None and var.num_pending_reads == 0  # var.is_idle(), inline
-            and ctx.device_type == "cpu" and not engine.profiling):
+    if ctx.device_type == "cpu" and var.is_idle() and not engine.profiling:
         # No op is pending on the var, and none can be pushed: only this chunk knew it. So
         # the buffer goes straight back to the pool, without a trip through the engine.
         var.deleted = True
@@ -107,6 +106,9 @@ def _flush_deferred_deletes():
         engine.delete_variable(_release_buffer(data, ctx), ctx, var)
 
 
+_new_object = object.__new__
+
+
 def _new_array(shape, dtype, ctx, engine=None):
     """A fresh NDArray with a fresh chunk; no memory until an op writes it."""
     arr = _new_object(NDArray)
@@ -120,9 +122,6 @@ def _new_array(shape, dtype, ctx, engine=None):
     arr._strides = None
     arr._view_cache = None
     return arr
-
-
-_new_object = object.__new__
 
 
 _fakes = {}  # (shape, strides, dtype) -> (fake array, its data address): see NDArray._fake
@@ -580,21 +579,10 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
     if out is None:
         if len(specs) == 1:
             shape, dtype = specs[0]
-            out = _new_array(shape, dtype, ctx, engine)
-            outputs = [out]
-            chunk = out._chunk
-            writes = [chunk.var]
-            if chunk.nbytes > INLINE_MAX_BYTES:
-                small = False
+            outputs = [_new_array(shape, dtype, ctx, engine)]
             req = _WRITE_TO
         else:
             outputs = [_new_array(shape, dtype, ctx, engine) for shape, dtype in specs]
-            writes = []
-            for x in outputs:
-                chunk = x._chunk
-                writes.append(chunk.var)
-                if chunk.nbytes > INLINE_MAX_BYTES:
-                    small = False
             req = _WRITE_TO * len(outputs)
     else:
         shape, dtype = specs[0]
@@ -608,8 +596,10 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
             cast_into = [dtype]
         req = _WRITE_INPLACE if any(x is out for x in inputs) else _WRITE_TO
         outputs = [out]
-        chunk = out._chunk
-        writes = [chunk.var]
+    writes = []
+    for x in outputs:
+        chunk = x._chunk
+        writes.append(chunk.var)
         if chunk.nbytes > INLINE_MAX_BYTES:
             small = False
     if extra_writes:

@@ -62,16 +62,9 @@ class DevicePool:
         self.releases = 0
 
     def alloc(self, nbytes):
-        # bucket_size(nbytes) and ``with self.lock``, spelled out: this runs for every new
-        # array, and acquire/release cost half of what ``with`` does
-        if nbytes <= _ALIGN:
-            size = _ALIGN
-        elif nbytes <= _SMALL_LIMIT:
-            size = 1 << (nbytes - 1).bit_length()
-        else:
-            size = -(-nbytes // _SMALL_LIMIT) * _SMALL_LIMIT
+        size = bucket_size(nbytes)
         lock = self.lock
-        lock.acquire()
+        lock.acquire()  # not ``with``: this runs for every new array, and it costs half
         try:
             bucket = self.free.get(size)
             if bucket:
