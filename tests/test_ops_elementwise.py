@@ -223,6 +223,21 @@ def test_where_matches_numpy(data):
     check_against_numpy("where", np.where, [cond, x, y])
 
 
+@pytest.mark.parametrize("shape", [(0,), (3,), ()])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_clip_int_too_large_for_a_float_raises_at_infer_time(dtype, shape):
+    x = np.zeros(shape, dtype)
+    for bounds in [(None, 10**400), (-10**400, None), (2**1023, None)]:
+        expected, error = numpy_or_error(lambda v: np.clip(v, *bounds), x)
+        for _ in range(2):  # the second call goes through the cached plan
+            if error is None:
+                np.testing.assert_array_equal(run_op("clip", x, a_min=bounds[0],
+                                                     a_max=bounds[1]), expected)
+            else:
+                with pytest.raises(type(error)):
+                    ops.get("clip").infer(x, a_min=bounds[0], a_max=bounds[1])
+
+
 @pytest.mark.parametrize("a_min, a_max", [(0, -1), (None, -1), (300, None), (1, 256 * 256)])
 def test_clip_out_of_range_bound_raises_like_numpy_at_infer_time(a_min, a_max):
     x = np.arange(5, dtype=np.uint8)

@@ -865,6 +865,10 @@ def _check_clip_bounds(x_kind: str, dtype: np.dtype, a_min, a_max) -> None:
             float(bound)  # OverflowError: int too large to convert to float
 
 
+# Python ints that surely convert to a float (float(10**400) raises OverflowError)
+_FLOAT_SAFE_INTS = (-2**1023, 2**1023)
+
+
 def _fits_clip(plan, i, bound) -> bool:
     """A bound the lean infer may pass: not a Python int outside the plan's int range."""
     return type(bound) is not int or _fits(bound, plan.bounds[i])
@@ -909,8 +913,10 @@ class ClipSpec(ElementwiseSpec):
                 return None
             plan = _Plan(key[:1], [dtype], dtype, False, True)
             plan.constants = ({}, {})  # converted a_min, a_max
-            # the Python int bounds the lean infer passes (others: the full path)
-            plan.bounds = (int_bounds(dtype) if dtype.kind in "iu" else None,) * 2
+            # the Python int bounds the lean infer passes (others: the full path, which
+            # raises where NumPy does, e.g. for an int too large for a float)
+            plan.bounds = (int_bounds(dtype) if dtype.kind in "iu" else
+                           _FLOAT_SAFE_INTS if dtype.kind == "f" else None,) * 2
             self.plans[key] = plan
         return plan
 
