@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import difflib
 import enum
+import os
 import threading
 from typing import Callable
 
@@ -138,6 +139,17 @@ def default_infer(*inputs, **params):
 
 _registry: dict[str, Operator] = {}
 _registry_lock = threading.Lock()
+
+
+def _new_registry_lock_in_child():
+    # A fork copies the lock in whatever state another thread held it: the child's only
+    # thread would block forever on its first registration.
+    global _registry_lock
+    _registry_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_registry_lock_in_child)
 
 
 def add_operator(op: Operator, *, replace=False) -> Operator:
