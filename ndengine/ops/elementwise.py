@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+from numpy._core import umath as _umath  # the clip ufunc behind np.clip
 
 from . import elementwise_kernels as ek
 from .dtypes import (_DTYPE_LOOKUP, check_dtype, check_scalar_fits, int_bounds, is_array_spec,
@@ -193,6 +194,99 @@ def numpy_unary_loops(fn: Callable, dtypes, fallback: ek.LoopKernels) -> ek.Loop
     return ek.LoopKernels(serial, parallel)
 
 
+def _quiet_call(fn, *args, out):
+    """``fn(*args, out=out)`` with NumPy floating-point errors ignored (see ``quiet``)."""
+    if _extobj_contextvar is None:
+        with np.errstate(all="ignore"):
+            fn(*args, out=out)
+        return
+    token = _extobj_contextvar.set(_IGNORE_FP_ERRORS)
+    try:
+        fn(*args, out=out)
+    finally:
+        _extobj_contextvar.reset(token)
+
+
+def _ones(x, out):
+    out.fill(1)  # x ** 0 is 1 for every float, NaN included
+
+
+# NumPy's float power loop, for an exponent that is the same for the whole loop (a
+# scalar): the exact unary operation instead of pow (numpy/_core/src/umath/
+# loops_umath_fp.dispatch.c.src).  All are correctly rounded, so these are bit-identical.
+# A str names the op whose loops run it (our square is x * x, as NumPy's).
+_POWER_FAST_EXPONENTS = {2.0: "square", 0.5: "sqrt", -1.0: np.reciprocal, 1.0: "positive",
+                         0.0: _ones}
+
+
+def numpy_power_loops(fallback: ek.LoopKernels) -> ek.LoopKernels:
+    """power's 1-D loops: for float32/float64, NumPy's np.power (its SIMD pow; for a scalar
+    exponent 2, 0.5, -1, 1 or 0, the unary operation NumPy's loop uses), so results are
+    NumPy's bit for bit; integers keep the ``fallback`` (Numba) loops."""
+    floats = frozenset(np.dtype(d) for d in _F32_F64)
+    power = np.power
+
+    def is_float(x, y, out):
+        dtype = out.dtype
+        return dtype in floats and x.dtype == dtype and y.dtype == dtype
+
+    def power_pair(x, y, out):
+        _quiet_call(power, x, y, out=out)
+
+    def serial(x, y, out):
+        if is_float(x, y, out):
+            _quiet_call(power, x, y, out=out)
+        else:
+            fallback.serial(x, y, out)
+
+    def parallel(x, y, out):
+        if is_float(x, y, out):
+            split_run(power_pair, (x, y, out))
+        else:
+            fallback.parallel(x, y, out)
+
+    def array_scalar(parallel_run):
+        numba_loop = (fallback.parallel_array_scalar if parallel_run
+                      else fallback.serial_array_scalar)
+
+        def loop(x, y, out):
+            if not is_float(x, y, out):
+                numba_loop(x, y, out)
+                return
+            unary = _POWER_FAST_EXPONENTS.get(float(y[0]))
+            if type(unary) is str:
+                loops = _SPECS[unary].loops
+                (loops.parallel if parallel_run else loops.serial)(x, out)
+                return
+            if unary is not None:
+                def run(xs, outs):
+                    _quiet_call(unary, xs, out=outs)
+            else:
+                def run(xs, outs):
+                    _quiet_call(power, xs, y, out=outs)
+            if parallel_run:
+                split_run(run, (x, out))
+            else:
+                run(x, out)
+        return loop
+
+    def scalar_array(parallel_run):
+        numba_loop = (fallback.parallel_scalar_array if parallel_run
+                      else fallback.serial_scalar_array)
+
+        def loop(x, y, out):
+            if not is_float(x, y, out):
+                numba_loop(x, y, out)
+            elif parallel_run:
+                split_run(lambda ys, outs: _quiet_call(power, x, ys, out=outs), (y, out))
+            else:
+                _quiet_call(power, x, y, out=out)
+        return loop
+
+    return ek.LoopKernels(serial, parallel, array_scalar(False), array_scalar(True),
+                          scalar_array(False), scalar_array(True))
+
+
 def _sigmoid_loop(x, out):
     """1 / (1 + exp(-x)) in x's dtype, the Numba scalar's steps in the same order."""
     one = out.dtype.type(1)
@@ -226,9 +320,22 @@ def _resolve_with_ufunc(ufunc: np.ufunc, operands: tuple) -> tuple:
     return ufunc.resolve_dtypes(operands + (None,) * ufunc.nout)
 
 
-def resolve_like(ufunc: np.ufunc, name: str, inputs) -> tuple[list, np.dtype]:
-    """(computation dtype per input, output dtype) exactly as ``ufunc`` would choose."""
+@functools.lru_cache(maxsize=1024)
+def _resolve_with_signature(ufunc: np.ufunc, operands: tuple, dtype: np.dtype) -> tuple:
+    # ufunc(..., dtype=dtype): the output DType is fixed, the inputs cast to the loop
+    # found for it (NumPy's same_kind check on the inputs, NumPy's error)
+    return ufunc.resolve_dtypes(operands + (None,) * ufunc.nout,
+                                signature=(None,) * ufunc.nin + (dtype,) * ufunc.nout,
+                                casting="same_kind")
+
+
+def resolve_like(ufunc: np.ufunc, name: str, inputs, dtype=None) -> tuple[list, np.dtype]:
+    """(computation dtype per input, output dtype) exactly as ``ufunc`` would choose
+    (``dtype``: as ``ufunc(..., dtype=dtype)`` would)."""
     operands = tuple(promotion_operand(v) for v in inputs)
+    if dtype is not None:
+        resolved = _resolve_with_signature(ufunc, operands, check_dtype(dtype))
+        return [check_dtype(d) for d in resolved[:ufunc.nin]], check_dtype(resolved[-1])
     try:
         resolved = _resolve_with_ufunc(ufunc, operands)
     except TypeError:
@@ -320,7 +427,8 @@ class ElementwiseSpec:
         return numpy_unary_loops(*numpy_loop, self.numba_loops)
 
     def resolve(self, inputs, params):
-        return resolve_like(self.ufunc, self.name, inputs)
+        # params["dtype"]: NumPy's ``dtype=`` ufunc argument (the output dtype)
+        return resolve_like(self.ufunc, self.name, inputs, params.get("dtype") if params else None)
 
     def check_operands(self, operands, params):
         """Value checks that must happen before anything is written."""
@@ -728,6 +836,10 @@ class PowerSpec(ElementwiseSpec):
             return results
         return fast_infer_power
 
+    @functools.cached_property
+    def loops(self) -> ek.LoopKernels:
+        return numpy_power_loops(self.numba_loops)
+
     def check_operands(self, operands, params):
         exponent = operands[1]
         if exponent.dtype.kind == "i" and ek.any_negative(exponent.reshape(-1)):
@@ -813,7 +925,8 @@ class UnaryLikeSpec(ElementwiseSpec):
     extra: tuple = ()
 
     def resolve(self, inputs, params):
-        computation, out = resolve_like(self.ufunc, self.name, tuple(inputs) + self.extra)
+        computation, out = resolve_like(self.ufunc, self.name, tuple(inputs) + self.extra,
+                                        params.get("dtype") if params else None)
         return computation[:1], out
 
     @property
@@ -1229,5 +1342,8 @@ def register_all() -> None:
               "np.round(x, decimals): half to even; ints keep their dtype.").register("unary")
     ClipSpec("clip", ek.clip, np.maximum, _clip_gradient,
              "clip(x, a_min, a_max); either bound may be None.").register("binary")
+    ElementwiseSpec("clip_arrays", ek.clip, _umath.clip, None,
+                    "clip(x, a_min, a_max) with array bounds: numpy's clip ufunc (three "
+                    "broadcast inputs, NumPy's dtype rules)").register("other")
     WhereSpec("where", ek.where_select, np.maximum, _where_gradient,
               "where(cond, x, y) with broadcasting.").register("other")
