@@ -25,15 +25,20 @@ def infer_dot(a, b):
     return [(sa[:-1] + sb[:contracted_b] + sb[contracted_b + 1:], dtype)]
 
 
-def infer_matmul(a, b):
+def infer_matmul(a, b, dtype=None):
     sa, sb = shape_of(a), shape_of(b)
     if not sa or not sb:
         raise ValueError(f"matmul: operands must be at least 1-d, got shapes {sa} and {sb}")
-    try:
+    operands = (promotion_operand(a), promotion_operand(b), None)
+    if dtype is not None:  # np.matmul(..., dtype=): NumPy's loop choice and casting error
         dtype = check_dtype(np.matmul.resolve_dtypes(
-            (promotion_operand(a), promotion_operand(b), None))[-1])
-    except TypeError:
-        raise TypeError(f"matmul is not supported for dtypes {a.dtype} and {b.dtype}") from None
+            operands, signature=(None, None, check_dtype(dtype)), casting="same_kind")[-1])
+    else:
+        try:
+            dtype = check_dtype(np.matmul.resolve_dtypes(operands)[-1])
+        except TypeError:
+            raise TypeError(f"matmul is not supported for dtypes {a.dtype} and "
+                            f"{b.dtype}") from None
     a2 = (1,) + sa if len(sa) == 1 else sa
     b2 = sb + (1,) if len(sb) == 1 else sb
     if a2[-1] != b2[-2]:
@@ -57,9 +62,9 @@ def _linalg_kernel(numpy_fn, blas_needs_contiguous_out):
         def compute(target):
             # np.dot(out=) insists on a C-contiguous out of exactly the result dtype.
             if target.flags.c_contiguous or not blas_needs_contiguous_out:
-                numpy_fn(a, b, out=target)
+                numpy_fn(a, b, out=target, **params)
             else:
-                target[...] = numpy_fn(a, b)
+                target[...] = numpy_fn(a, b, **params)
 
         write_with_req(out, req, compute)
     return kernel

@@ -21,7 +21,7 @@ _ndarray = np.ndarray
 _may_share_memory = np.may_share_memory
 _WRITE_TO = OpReq.WRITE_TO
 _WRITE_INPLACE = OpReq.WRITE_INPLACE
-_REDUCTION_PARAMS = frozenset(("axis", "keepdims", "ddof"))
+_REDUCTION_PARAMS = frozenset(("axis", "keepdims", "ddof", "dtype", "out_dtype"))
 
 # np.sum(x, axis, out=out, keepdims=k) on an ndarray is exactly
 # np.add.reduce(x, axis, None, out, keepdims=k) (numpy's _wrapreduction);
@@ -65,10 +65,13 @@ class Reduction:
         axis = params.get("axis")
         keepdims = params.get("keepdims", False)
         ddof = params.get("ddof", 0)
+        dtype = params.get("dtype")
+        out_dtype = params.get("out_dtype")
         if ((axis is not None and type(axis) is not int) or type(keepdims) is not bool
-                or type(ddof) is not int):
+                or type(ddof) is not int or (dtype is not None and type(dtype) is not np.dtype)
+                or (out_dtype is not None and type(out_dtype) is not np.dtype)):
             return None
-        return parts[0], parts[1], axis, keepdims, ddof
+        return parts[0], parts[1], axis, keepdims, ddof, dtype, out_dtype
 
     def axes(self, x, axis):
         ndim = len(shape_of(x))
@@ -76,13 +79,21 @@ class Reduction:
             raise TypeError(f"{self.name} takes a single integer axis or None, got {axis!r}")
         return normalize_axes(axis, ndim)
 
-    def output_dtype(self, dtype: np.dtype, params) -> np.dtype:
+    def output_dtype(self, input_dtype: np.dtype, dtype=None, out_dtype=None) -> np.dtype:
+        """NumPy's result dtype, from its own function on a one-element stand-in (sum of
+        int32 -> int64, sum(uint8, dtype=uint32) -> uint32, ...).  ``out_dtype``: the
+        dtype of the ``out=`` array, which NumPy writes (and for some reductions
+        accumulates) in; the stand-in raises NumPy's error where it refuses that out."""
+        stand_in = np.zeros(1, input_dtype)
+        kwargs = {} if dtype is None else {"dtype": dtype}
+        if out_dtype is not None:
+            self.numpy_fn(stand_in, out=np.empty((), out_dtype), **kwargs)
+            return check_dtype(out_dtype)
         if self.name in _ARG_REDUCTIONS:
             return np.dtype(np.intp)
-        # NumPy's own choice on a one-element stand-in (sum of int32 -> int64, ...)
-        return check_dtype(self.numpy_fn(np.zeros(1, dtype)).dtype)
+        return check_dtype(self.numpy_fn(stand_in, **kwargs).dtype)
 
-    def infer(self, x, axis=None, keepdims=False, ddof=0):
+    def infer(self, x, axis=None, keepdims=False, ddof=0, dtype=None, out_dtype=None):
         shape = shape_of(x)
         axes = self.axes(x, axis)
         count = math.prod(shape[a] for a in axes)
@@ -92,9 +103,16 @@ class Reduction:
             out_shape = (1,) * len(shape) if keepdims else ()
         else:
             out_shape = reduced_shape(shape, axes, keepdims)
-        return [(out_shape, self.output_dtype(_input_dtype(x), {}))]
+        if dtype is not None:
+            if self.name in _ARG_REDUCTIONS:
+                raise TypeError(f"{self.name}() got an unexpected keyword argument 'dtype'")
+            dtype = check_dtype(dtype)
+        return [(out_shape, self.output_dtype(_input_dtype(x), dtype, out_dtype))]
 
-    def kernel(self, inputs, outputs, req, axis=None, keepdims=False, ddof=0):
+    def kernel(self, inputs, outputs, req, axis=None, keepdims=False, ddof=0, dtype=None,
+               out_dtype=None):
+        # out_dtype only told infer the output's dtype: NumPy's own function writing into
+        # an output of that dtype does the rest (accumulating in it where NumPy does)
         ufunc = self.ufunc
         if ufunc is not None and len(inputs) == 1 and len(outputs) == 1 and len(req) == 1:
             # Lean path: ndarray in and out, WRITE_TO/WRITE_INPLACE, axis None or one int,
@@ -111,7 +129,7 @@ class Reduction:
                 else:
                     axes = False
                 if axes is not False and not _may_share_memory(x, out):
-                    ufunc.reduce(x, axes, None, out, keepdims=keepdims)
+                    ufunc.reduce(x, axes, dtype, out, keepdims=keepdims)
                     return
         out, req = single_output(outputs, req)
         if req is OpReq.NULL:
@@ -130,12 +148,15 @@ class Reduction:
                 target[...] = self.numpy_fn(x, axis=axis, keepdims=keepdims)
                 return
             extra = {"ddof": ddof} if self.name in ("std", "var") else {}
+            if dtype is not None:
+                extra["dtype"] = dtype
             self.numpy_fn(x, axis=None if axis is None else axes, keepdims=keepdims,
                           out=target, **extra)
 
         write_with_req(out, req, compute)
 
-    def gradient(self, out_grad, inputs, output, axis=None, keepdims=False, ddof=0):
+    def gradient(self, out_grad, inputs, output, axis=None, keepdims=False, ddof=0,
+                 dtype=None, out_dtype=None):
         """sum and mean only: spread the output gradient back over the reduced axes."""
         x = np.asarray(inputs[0])
         axes = self.axes(x, axis)
@@ -152,10 +173,13 @@ class Reduction:
                       infer_key=self.infer_key,
                       gradient=self.gradient if self.name in ("sum", "mean") else None,
                       doc=f"numpy.{self.numpy_fn.__name__} over axis (None, int or tuple), "
-                          f"keepdims" + (", ddof" if self.name in ("std", "var") else ""))
+                          f"keepdims" + (", ddof" if self.name in ("std", "var") else "") +
+                          ("" if self.name in _ARG_REDUCTIONS else ", dtype"))
         return add_operator(op.set_kernel("cpu", self.kernel))
 
 
 def register_all() -> None:
     for name in REDUCTIONS:
         Reduction(name).register()
+    from . import ufunc_methods  # NumPy's ufunc.reduce & co. (and ufunc.at) as one op
+    ufunc_methods.register_all()
