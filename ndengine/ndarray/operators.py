@@ -1,12 +1,19 @@
 """Python operators, NDArray methods and module functions, generated from the op registry.
 
-Each table row names a registered operator; nothing here computes anything itself.
+Each table row names a registered operator; nothing here computes anything itself. Module
+functions get NumPy's parameter lists (``_SIGNATURES``): they are generated as real Python
+functions from that table, so ``inspect.signature(ndengine.exp)`` shows them and a wrong
+keyword raises Python's own TypeError, as NumPy's do. ``out=`` is a pushed write into an
+NDArray (``invoke(..., out=)``) and the function returns it, as NumPy does.
 """
+import inspect
+
 import numpy as np
 
 from .. import ops
 from ..engine import current_context
 from .ndarray import NDArray, _as_operand, invoke
+from .ufuncs import array_ufunc, check_out, output_array, ufunc_out_operands
 
 __all__ = ["module_function", "BINARY_OPERATORS", "UNARY_OPERATORS", "REDUCTIONS"]
 
@@ -52,33 +59,24 @@ def _unary(op_name):
     return method
 
 
-def _reduction(op_name):
-    def method(self, axis=None, keepdims=False, **kwargs):
-        # numpy.sum(x), numpy.mean(x), ... call x.sum(axis=, dtype=None, out=None)
-        if kwargs.pop("out", None) is not None:
-            raise TypeError(f"{op_name}(out=...) is not supported for NDArrays; "
-                            "use the result (or an in-place operator) instead")
-        dtype = kwargs.pop("dtype", None)
-        x = self if dtype is None else self.astype(dtype, copy=False)
-        params = {"axis": axis, "keepdims": keepdims}
-        params.update(kwargs)  # ddof for std and var
-        return invoke(ops.get(op_name), [x], params)[0]
-    method.__name__ = op_name
-    method.__doc__ = f"{op_name} over ``axis`` (None: all), like numpy.ndarray.{op_name}."
-    return method
-
-
 _BOOL = np.dtype(bool)
 
 
 def _power(forward):
     def __pow__(self, other):
-        # NumPy evaluates ``array ** 2`` as square(array): the same values as power, but a
-        # bool array gives int8 where power gives int64.
+        # NumPy evaluates ``array ** 2`` as square(array) (number.c, fast_scalar_power): the
+        # same values as power, but a bool array gives int8 where power gives int64.  (The
+        # other exponents it special-cases give power's own values: the power op's loops
+        # take the same shortcuts for a scalar exponent.)
         if type(other) is int and other == 2 and self.dtype == _BOOL:
             return invoke(ops.get("square"), [self])[0]
         return forward(self, other)
     return __pow__
+
+
+def _clip_method(self, min=None, max=None, out=None, *, dtype=None):
+    """NumPy's ``ndarray.clip(min=None, max=None, out=None, **kwargs)``."""
+    return module_function("clip")(self, min, max, out, dtype=dtype)
 
 
 def _install_methods():
@@ -94,79 +92,246 @@ def _install_methods():
     for stem, op_name in UNARY_OPERATORS.items():
         setattr(NDArray, f"__{stem}__", _unary(op_name))
     for op_name in REDUCTIONS:
-        setattr(NDArray, op_name, _reduction(op_name))
-    NDArray.dot = lambda self, other: module_function("dot")(self, other)
-    NDArray.clip = lambda self, a_min=None, a_max=None: \
-        module_function("clip")(self, a_min, a_max)
-    NDArray.__array_ufunc__ = _array_ufunc
+        # the module function is the method: x.sum(axis, dtype, out, keepdims) binds
+        # x to ``a``, and inspect shows NumPy's method signature
+        setattr(NDArray, op_name, module_function(op_name))
+    NDArray.dot = module_function("dot")
+    NDArray.clip = _clip_method
+    NDArray.__array_ufunc__ = array_ufunc
 
 
-# NumPy ufunc names that differ from ours
-_UFUNC_ALIASES = {"divide": "true_divide", "remainder": "mod", "absolute": "abs",
-                  "fmod": None, "conjugate": None}
+# ---------------------------------------------------------------- module functions
+# family -> (NumPy's parameter list, the parameters that are arrays taken as they are on the
+# plain path: no out, no dtype, NDArray arguments)
+_SIGNATURES = {
+    "ufunc1": ("x, /, out=None, *, dtype=None", ("x",)),
+    "ufunc2": ("x1, x2, /, out=None, *, dtype=None", ("x1", "x2")),
+    "sum": ("a, axis=None, dtype=None, out=None, keepdims=False", ("a",)),
+    "max": ("a, axis=None, out=None, keepdims=False", ("a",)),
+    "argmax": ("a, axis=None, out=None, *, keepdims=False", ("a",)),
+    "std": ("a, axis=None, dtype=None, out=None, ddof=0, keepdims=False", ("a",)),
+    "round": ("a, decimals=0, out=None", ()),
+    "clip": ("a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue, max=_NoValue, "
+             "dtype=None", ()),
+    "where": ("condition, x, y, /", ("condition", "x", "y")),
+    "dot": ("a, b, out=None", ()),
+    "concatenate": ("arrays, /, axis=0, out=None", ()),
+    "stack": ("arrays, axis=0, out=None", ()),
+    "split": ("ary, indices_or_sections, axis=0", ()),
+}
+_FAMILY_OF = {"sum": "sum", "prod": "sum", "mean": "sum", "max": "max", "min": "max",
+              "argmax": "argmax", "argmin": "argmax", "std": "std", "var": "std",
+              "round": "round", "clip": "clip", "where": "where", "dot": "dot",
+              "matmul": "ufunc2", "concatenate": "concatenate", "stack": "stack",
+              "split": "split"}
+_FAMILY_OF_KIND = {"unary": "ufunc1", "binary": "ufunc2"}
+
+_REDUCE_ALL = {"axis": None, "keepdims": False}  # shared, never written
 
 
-def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
-    """NumPy ufuncs on NDArrays run on the engine when ndengine has the op (``np.exp(x)``,
-    ``numpy_array + x``); otherwise the NDArrays are converted with a wait, and NumPy computes
-    a NumPy result."""
-    name = _UFUNC_ALIASES.get(ufunc.__name__, ufunc.__name__)
-    if method == "__call__" and not kwargs and name in ops.names():
-        return module_function(name)(*inputs)
-    converted = [x.asnumpy() if isinstance(x, NDArray) else x for x in inputs]
-    if "out" in kwargs:
-        raise TypeError(f"numpy.{ufunc.__name__}(..., out=NDArray) is not supported; "
-                        "use the ndengine function or an in-place operator")
-    return getattr(ufunc, method)(*converted, **kwargs)
+def _family(op):
+    family = _FAMILY_OF.get(op.name) or _FAMILY_OF_KIND.get(op.kind)
+    if family == "ufunc1" and op.num_inputs != 1 or family == "ufunc2" and op.num_inputs != 2:
+        return None
+    return family
 
 
-# one-array functions whose parameters NumPy also takes by position
-_POSITIONAL_PARAMS = {"clip": ("a_min", "a_max"), "split": ("indices_or_sections", "axis"),
-                      "round": ("decimals",)}
+def _context_of(values, out=None):
+    for value in values:
+        if isinstance(value, NDArray):
+            return value.context
+    return out.context if out is not None else current_context()
 
 
-def module_function(op_name):
-    """``ndengine.<op_name>(*arrays, **params)`` for a registered op (built-in or a user's)."""
-    op = ops.get(op_name)
-    # One NDArray per input and nothing else (nd.exp(x), nd.maximum(x, y)): straight to invoke.
-    plain_arity = (op.num_inputs if op.kind != "reduce" and op.name not in _POSITIONAL_PARAMS
-                   and op.num_outputs == 1 else None)
+def _apply(op, arrays, params, out, *, as_arrays=False, broadcast_out=False):
+    """Push ``op`` on ``arrays`` (converted to operands); into ``out`` when one is given."""
+    out = output_array(out, op.name)
+    ctx = _context_of(arrays, out)
+    operands = [_as_operand(a, ctx) for a in arrays]
+    if as_arrays:  # ops that need array inputs: Python scalars become 0-d arrays
+        operands = [a if isinstance(a, NDArray) else _as_operand(np.asarray(a), ctx)
+                    for a in operands]
+    if out is None:
+        return invoke(op, operands, params, ctx=ctx)[0]
+    check_out(out, ctx, op.name)
+    if broadcast_out:
+        operands = ufunc_out_operands(op, operands, params, out)
+    invoke(op, operands, params, out=out, ctx=ctx)
+    return out
 
+
+def _call_ufunc(op, args):
+    out, dtype = args.pop("out"), args.pop("dtype")
+    params = {} if dtype is None else {"dtype": ops.check_dtype(dtype)}
+    return _apply(op, list(args.values()), params, out, as_arrays=op.kind == "unary",
+                  broadcast_out=True)
+
+
+def _call_reduction(op, args):
+    a, out, dtype = args.pop("a"), args.pop("out"), args.pop("dtype", None)
+    params = dict(args)  # axis, keepdims (, ddof)
+    if dtype is not None:
+        params["dtype"] = ops.check_dtype(dtype)
+    out = output_array(out, op.name)
+    if out is not None:
+        params["out_dtype"] = out.dtype  # NumPy writes (and may accumulate) in out's dtype
+    return _apply(op, [a], params, out, as_arrays=True)
+
+
+def _call_round(op, args):
+    decimals = args["decimals"]
+    params = {"decimals": decimals} if decimals != 0 else {}
+    return _apply(op, [args["a"]], params, args["out"], as_arrays=True)
+
+
+def _call_where(op, args):
+    return _apply(op, list(args.values()), {}, None)
+
+
+def _call_dot(op, args):
+    a, b, out = args["a"], args["b"], output_array(args["out"], "dot")
+    if out is not None:
+        ctx = _context_of((a, b), out)
+        [(shape, dtype)] = op.infer(_as_operand(a, ctx), _as_operand(b, ctx))
+        if (out.dtype != dtype or out.shape != shape
+                or out.strides != _c_strides(out.shape, out.dtype.itemsize)):
+            raise ValueError("output array is not acceptable (must have the right datatype, "
+                             "number of dimensions, and be a C-Array)")
+    return _apply(op, [a, b], {}, out)
+
+
+def _c_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def _call_sequence(op, args):  # concatenate, stack
+    arrays = args.get("arrays")
+    return _apply(op, tuple(arrays), {"axis": args["axis"]}, args["out"], as_arrays=True)
+
+
+def _call_split(op, args):
+    ary = args["ary"]
+    ctx = _context_of((ary,))
+    ary = ary if isinstance(ary, NDArray) else _as_operand(np.asarray(ary), ctx)
+    return invoke(op, [ary], {"indices_or_sections": args["indices_or_sections"],
+                              "axis": args["axis"]}, ctx=ctx)
+
+
+_NO_VALUE = np._NoValue  # NumPy's "not given" default (shown as <no value>)
+
+
+def _call_clip(op, args):
+    a_min, a_max, low, high = args["a_min"], args["a_max"], args["min"], args["max"]
+    # numpy.clip's own rules for a_min/a_max and their NumPy >= 2.1 aliases min/max
+    if a_min is _NO_VALUE and a_max is _NO_VALUE:
+        a_min = None if low is _NO_VALUE else low
+        a_max = None if high is _NO_VALUE else high
+    elif a_min is _NO_VALUE:
+        raise TypeError("clip() missing 1 required positional argument: 'a_min'")
+    elif a_max is _NO_VALUE:
+        raise TypeError("clip() missing 1 required positional argument: 'a_max'")
+    elif low is not _NO_VALUE or high is not _NO_VALUE:
+        raise ValueError("Passing `min` or `max` keyword argument when `a_min` and `a_max` "
+                         "are provided is forbidden.")
+    a, out, dtype = args["a"], args["out"], args["dtype"]
+    if dtype is None and _scalar_bound(a_min) and _scalar_bound(a_max):
+        return _apply(op, [a], {"a_min": a_min, "a_max": a_max}, out, as_arrays=True,
+                      broadcast_out=True)
+    # Array bounds (or dtype=): numpy/_core/_methods.py::_clip, on our ops
+    ctx = _context_of((a, a_min, a_max), output_array(out, "clip"))
+    a = _as_operand(a if isinstance(a, NDArray) else np.asarray(a), ctx)
+    if a.dtype.kind in "iu":  # Python ints beyond the dtype's range are no bound at all
+        info = np.iinfo(a.dtype)
+        if type(a_min) is int and a_min <= info.min:
+            a_min = None
+        if type(a_max) is int and a_max >= info.max:
+            a_max = None
+    if a_min is None and a_max is None:
+        name, arrays = "positive", [a]
+    elif a_min is None:
+        name, arrays = "minimum", [a, a_max]
+    elif a_max is None:
+        name, arrays = "maximum", [a, a_min]
+    else:
+        name, arrays = "clip_arrays", [a, a_min, a_max]
+    params = {} if dtype is None else {"dtype": ops.check_dtype(dtype)}
+    return _apply(ops.get(name), arrays, params, out, broadcast_out=True)
+
+
+def _scalar_bound(bound):
+    return bound is None or isinstance(bound, (bool, int, float, np.generic))
+
+
+_CALLERS = {"ufunc1": _call_ufunc, "ufunc2": _call_ufunc, "sum": _call_reduction,
+            "max": _call_reduction, "argmax": _call_reduction, "std": _call_reduction,
+            "round": _call_round, "clip": _call_clip, "where": _call_where, "dot": _call_dot,
+            "concatenate": _call_sequence, "stack": _call_sequence, "split": _call_split}
+
+
+def _generate(op, family):
+    """``def name(<NumPy's parameters>)``: the plain case straight to invoke, the rest to
+    the family's caller with the arguments as a dict."""
+    parameters, plain_arrays = _SIGNATURES[family]
+    names = list(inspect.signature(eval(f"lambda {parameters}: None",  # noqa: S307
+                                        {"_NoValue": _NO_VALUE})).parameters)
+    arguments = "{" + ", ".join(f"{n!r}: {n}" for n in names) + "}"
+    lines = [f"def {op.name}({parameters}):"]
+    if plain_arrays:
+        rest = [n for n in names if n not in plain_arrays]
+        plain = [f"type({n}) is NDArray" for n in plain_arrays]
+        plain += [f"{n} is None" for n in rest if n in ("out", "dtype", "axis")]
+        plain += [f"{n} is False" for n in rest if n == "keepdims"]
+        plain += [f"{n} == 0" for n in rest if n == "ddof"]
+        params = "_REDUCE_ALL" if op.kind == "reduce" else "None"
+        lines += [f"    if {' and '.join(plain)}:",
+                  f"        return invoke(op, [{', '.join(plain_arrays)}], {params})[0]"]
+    lines.append(f"    return call(op, {arguments})")
+    namespace = {"NDArray": NDArray, "invoke": invoke, "op": op, "call": _CALLERS[family],
+                 "_REDUCE_ALL": _REDUCE_ALL, "_NoValue": _NO_VALUE}
+    exec("\n".join(lines), namespace)  # noqa: S102 - source built from the table above
+    function = namespace[op.name]
+    function.__doc__ = op.doc
+    function.__module__ = "ndengine"
+    return function
+
+
+def _generic(op):
+    """A user's op: ``name(*arrays, **params)``, arrays first, parameters by keyword."""
     def function(*args, **params):
-        if len(args) == plain_arity and not params:
-            for a in args:
-                if type(a) is not NDArray:
-                    break
-            else:
-                return invoke(op, list(args))[0]
-        if op.kind == "reduce":
-            array_args, extra = args[:1], args[1:]
-            for key, value in zip(("axis", "keepdims"), extra):
-                params[key] = value
-        elif op.name in _POSITIONAL_PARAMS:  # numpy.clip(x, lo, hi), numpy.split(x, 3, 1)
-            array_args = args[:1]
-            for key, value in zip(_POSITIONAL_PARAMS[op.name], args[1:]):
-                params[key] = value
-        elif op.num_inputs is None:  # concatenate, stack: a sequence of arrays
+        if op.num_inputs is None:  # a sequence of arrays
             array_args = tuple(args[0]) if args else ()
-            for key, value in zip(("axis",), args[1:]):
-                params[key] = value
+            if len(args) > 1:
+                raise TypeError(f"{op.name} takes one sequence of arrays; pass parameters "
+                                "by keyword")
         else:
             array_args, extra = args[:op.num_inputs], args[op.num_inputs:]
             if extra:
-                raise TypeError(f"{op_name} takes {op.num_inputs} array arguments; pass "
+                raise TypeError(f"{op.name} takes {op.num_inputs} array arguments; pass "
                                 "parameters by keyword")
-        ctx = next((a.context for a in array_args if isinstance(a, NDArray)),
-                   current_context())
-        operands = [_as_operand(a, ctx) for a in array_args]
-        if op.kind in ("unary", "reduce") or op.num_inputs is None:
-            operands = [a if isinstance(a, NDArray) else _as_operand(np.asarray(a), ctx)
-                        for a in operands]
-        outputs = invoke(op, operands, params, ctx=ctx)
-        return outputs[0] if len(outputs) == 1 and op.name != "split" else outputs
-
-    function.__name__ = op_name
+        ctx = _context_of(array_args)
+        outputs = invoke(op, [_as_operand(a, ctx) for a in array_args], params, ctx=ctx)
+        return outputs[0] if len(outputs) == 1 else outputs
+    function.__name__ = op.name
     function.__doc__ = op.doc
+    return function
+
+
+_made = {}  # op name -> (the op, its function): made once per registered op object
+
+
+def module_function(op_name):
+    """``ndengine.<op_name>(...)`` for a registered op (built-in or a user's)."""
+    op = ops.get(op_name)
+    found = _made.get(op_name)
+    if found is not None and found[0] is op:
+        return found[1]
+    family = _family(op)
+    function = _generic(op) if family is None else _generate(op, family)
+    _made[op_name] = (op, function)
     return function
 
 
