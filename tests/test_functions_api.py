@@ -104,6 +104,43 @@ def test_reduction_out_accumulates_as_numpy():
     run_xp(wrong_ndim)
 
 
+def test_out_of_the_other_functions():
+    def body(xp):
+        a, b = xp.array(_values("float64")), xp.array(_values("float64") * 2)
+        outs = [xp.zeros((4, 3)), xp.zeros((2, 2, 3)), xp.zeros((2, 2)), xp.zeros((2, 3)),
+                xp.zeros((2, 3)), xp.zeros((2, 2))]
+        results = [xp.concatenate([a, b], out=outs[0]), xp.stack([a, b], 0, outs[1]),
+                   xp.dot(a, b.T, out=outs[2]), xp.round(a, 1, out=outs[3]),
+                   a.round(out=outs[4]), xp.matmul(a, b.T, out=(outs[5],))]
+        assert all(r is o for r, o in zip(results, outs))
+        return outs
+    run_xp(body, tol="close")
+
+    def dot_wrong_dtype(xp):
+        return xp.dot(xp.ones((2, 2)), xp.ones((2, 2)), out=xp.zeros((2, 2), dtype=np.float32))
+    run_xp(dot_wrong_dtype)
+
+
+def test_numpy_functions_reach_the_methods():
+    def body(xp):
+        x = xp.array(_values("float64") * 1.37)
+        out = xp.zeros(3)
+        return [np.round(x, 1), np.clip(x, 1, 3), np.clip(x, min=2), np.mean(x, axis=0),
+                np.sum(x, 1, np.float32), np.std(x, axis=0, out=out)]
+    run_xp(body, tol="close")
+
+
+def test_a_users_op_keeps_its_parameters():
+    from ndengine import ops
+
+    @ops.register("test_scaled_copy", num_inputs=1, kind="unary", replace=True,
+                  infer=lambda x, scale=1: [(x.shape, x.dtype)])
+    def scaled_copy(inputs, outputs, req, scale=1):
+        outputs[0][...] = inputs[0] * scale
+
+    assert nd.test_scaled_copy(nd.array([1.0, 2.0]), scale=3).tolist() == [3.0, 6.0]
+
+
 # ------------------------------------------------------------------ keywords, signatures
 @pytest.mark.parametrize("call", [
     lambda x: nd.exp(x, bogus=5), lambda x: nd.add(x, 1, bogus=5),

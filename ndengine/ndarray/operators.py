@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import ops
 from ..engine import current_context
+from ..ops import elementwise
 from .ndarray import NDArray, _as_operand, invoke
 from .ufuncs import array_ufunc, check_out, output_array, ufunc_out_operands
 
@@ -96,6 +97,7 @@ def _install_methods():
         # x to ``a``, and inspect shows NumPy's method signature
         setattr(NDArray, op_name, module_function(op_name))
     NDArray.dot = module_function("dot")
+    NDArray.round = module_function("round")  # x.round(decimals=0, out=None)
     NDArray.clip = _clip_method
     NDArray.__array_ufunc__ = array_ufunc
 
@@ -126,13 +128,15 @@ _FAMILY_OF = {"sum": "sum", "prod": "sum", "mean": "sum", "max": "max", "min": "
               "split": "split"}
 _FAMILY_OF_KIND = {"unary": "ufunc1", "binary": "ufunc2"}
 
-_REDUCE_ALL = {"axis": None, "keepdims": False}  # shared, never written
-
 
 def _family(op):
-    family = _FAMILY_OF.get(op.name) or _FAMILY_OF_KIND.get(op.kind)
-    if family == "ufunc1" and op.num_inputs != 1 or family == "ufunc2" and op.num_inputs != 2:
-        return None
+    family = _FAMILY_OF.get(op.name)
+    if family is None and op.kind in _FAMILY_OF_KIND:
+        try:  # the element-wise ops' own ufunc parameters; a user's op keeps its own
+            spec = elementwise.spec(op.name)
+        except KeyError:
+            return None
+        family = _FAMILY_OF_KIND[op.kind] if spec.arity == op.num_inputs else None
     return family
 
 
@@ -281,17 +285,17 @@ def _generate(op, family):
     arguments = "{" + ", ".join(f"{n!r}: {n}" for n in names) + "}"
     lines = [f"def {op.name}({parameters}):"]
     if plain_arrays:
-        rest = [n for n in names if n not in plain_arrays]
         plain = [f"type({n}) is NDArray" for n in plain_arrays]
-        plain += [f"{n} is None" for n in rest if n in ("out", "dtype", "axis")]
-        plain += [f"{n} is False" for n in rest if n == "keepdims"]
-        plain += [f"{n} == 0" for n in rest if n == "ddof"]
-        params = "_REDUCE_ALL" if op.kind == "reduce" else "None"
+        plain += [f"{n} is None" for n in names if n in ("out", "dtype")]
+        params = "None"
+        if op.kind == "reduce":  # the op's own parameters, as a dict
+            params = "{" + ", ".join(f"{n!r}: {n}" for n in names
+                                     if n in ("axis", "keepdims", "ddof")) + "}"
         lines += [f"    if {' and '.join(plain)}:",
                   f"        return invoke(op, [{', '.join(plain_arrays)}], {params})[0]"]
     lines.append(f"    return call(op, {arguments})")
     namespace = {"NDArray": NDArray, "invoke": invoke, "op": op, "call": _CALLERS[family],
-                 "_REDUCE_ALL": _REDUCE_ALL, "_NoValue": _NO_VALUE}
+                 "_NoValue": _NO_VALUE}
     exec("\n".join(lines), namespace)  # noqa: S102 - source built from the table above
     function = namespace[op.name]
     function.__doc__ = op.doc
@@ -321,6 +325,14 @@ def _generic(op):
 
 
 _made = {}  # op name -> (the op, its function): made once per registered op object
+
+
+def registered_function(name):
+    """The module function of the op ``name``, or None if there is no such op."""
+    found = _made.get(name)
+    if found is not None and found[0] is ops.get(name):
+        return found[1]
+    return module_function(name) if name in ops.names() else None
 
 
 def module_function(op_name):

@@ -39,8 +39,8 @@ def output_array(out, name):
         (out,) = out
     if out is None or isinstance(out, NDArray):
         return out
-    raise TypeError(f"{name}: out must be an NDArray (ndengine writes only into its own "
-                    f"arrays), got {type(out).__name__}")
+    raise TypeError(f"{name}: out={type(out).__name__} is not supported: ndengine writes "
+                    "only into NDArrays")
 
 
 def check_out(out, ctx, name):
@@ -88,13 +88,15 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     """NDArray.__array_ufunc__ (see the module docstring)."""
     if method != "__call__":
         return _ufunc_method(ufunc, method, inputs, kwargs)
-    from .operators import module_function
-    name = _op_name(ufunc)
+    from .operators import registered_function
+    name = _UFUNC_ALIASES.get(ufunc.__name__, ufunc.__name__)
     outs = kwargs.get("out")
     writes_ndarray = outs is not None and any(isinstance(o, NDArray) for o in outs)
-    if name is not None and kwargs.keys() <= {"out", "dtype"} and name in ops.names():
-        if outs is None or all(isinstance(o, NDArray) for o in outs):
-            return module_function(name)(*inputs, **kwargs)
+    if name is not None and (not kwargs or kwargs.keys() <= {"out", "dtype"}):
+        function = registered_function(name)
+        if function is not None and (outs is None or
+                                     all(isinstance(o, NDArray) for o in outs)):
+            return function(*inputs, **kwargs)
     if writes_ndarray:
         raise TypeError(f"numpy.{ufunc.__name__}(..., out=NDArray) with "
                         f"{sorted(k for k in kwargs if k != 'out')} is not supported; use the "

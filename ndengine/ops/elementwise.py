@@ -32,7 +32,12 @@ errors ignored as in the Numba loops; NumPy releases the GIL inside, so engine
 workers still run in parallel, and a large call is split over the cores by
 ``parallel.split_run``.  Every path above (lean, contiguous, nditer chunks) uses
 it.  Numba keeps the rest, where it is as fast or faster (arithmetic,
-comparisons, sqrt, relu).
+comparisons, sqrt, relu).  Float power is NumPy's np.power too (its SIMD pow is
+10-40x faster, and its loop's shortcuts for a scalar exponent 2, 0.5, -1, 1, 0
+decide the last bit): ``numpy_power_loops``.
+
+``dtype=`` (NumPy's ufunc argument) is the op parameter ``dtype``: the loop
+NumPy picks for that output dtype, inputs cast to it (``resolve_like``).
 """
 from __future__ import annotations
 
