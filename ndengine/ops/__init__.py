@@ -12,7 +12,8 @@ from . import parallel  # noqa: F401  (picks a thread-safe Numba layer before an
 from .dtypes import SUPPORTED_DTYPES, check_dtype, result_type
 from .registry import Operator, OpReq, get, names, register
 from .shapes import register_array_type
-from . import creation, elementwise, indexing, linalg, manipulation, random, reductions
+from . import (creation, elementwise, indexing, linalg, manipulation, random, reductions,
+               ufunc_methods)
 
 elementwise.register_all()
 reductions.register_all()
@@ -21,6 +22,7 @@ creation.register_all()
 manipulation.register_all()
 indexing.register_all()
 random.register_all()
+ufunc_methods.register_all()  # NumPy's ufunc.reduce & co. (and ufunc.at) as one op
 
 __all__ = ["OpReq", "Operator", "register", "get", "names", "SUPPORTED_DTYPES",
            "check_dtype", "result_type", "register_array_type"]

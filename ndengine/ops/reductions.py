@@ -181,5 +181,3 @@ class Reduction:
 def register_all() -> None:
     for name in REDUCTIONS:
         Reduction(name).register()
-    from . import ufunc_methods  # NumPy's ufunc.reduce & co. (and ufunc.at) as one op
-    ufunc_methods.register_all()
