@@ -29,16 +29,19 @@ def test_failed_allocation_counts_nothing():
     assert pool.stats() == dict(ZERO, bytes_pooled=128, allocs=1)
 
 
-def test_foreign_and_repeated_frees_are_ignored():
+def test_frees_of_foreign_buffers_are_ignored():
     pool = DevicePool(cpu(0), limit=1 << 20)
     data = pool.alloc(1000)
-    pool.give_back(np.empty(1024, dtype=np.uint8))  # never lent by the pool
+    pool.give_back(np.empty(1024, dtype=np.uint8))  # never allocated by the pool
     pool.give_back(pickle.loads(pickle.dumps(data)))  # a copy of a lent buffer
     assert pool.stats() == dict(ZERO, bytes_in_use=1024, allocs=1)
     pool.give_back(data)
-    pool.give_back(data)  # a second free of the same buffer
     assert pool.stats() == dict(ZERO, bytes_pooled=1024, allocs=1)
     assert pool.alloc(1000) is data and pool.stats()["bytes_in_use"] == 1024
+    pool.give_back(data)
+    pool.release_all()  # a released buffer is no longer the pool's
+    pool.give_back(data)
+    assert pool.stats() == dict(ZERO, allocs=1, reuses=1, releases=1)
 
 
 def test_failed_array_allocation_keeps_counters(nd_engine):

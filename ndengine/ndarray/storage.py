@@ -20,9 +20,11 @@ a value that is not a number of MiB >= 0 raises there, naming the variable.
 
 State of a DevicePool (guarded by its lock)
     free          bucket size -> list of free buffers (uint8 arrays, or CuPy arrays on a GPU).
-    lent          id(buffer) -> buffer, for every buffer handed out and not given back: free()
-                  of a buffer the pool did not hand out (an unpickled array's copy, say) is
-                  ignored, so it can never count twice or turn the counters negative.
+    owned         id(buffer) -> buffer, for every buffer this pool allocated and has not
+                  released (handed out or pooled): free() of a buffer it did not allocate (an
+                  unpickled array's copy, say) is ignored, so the counters cannot go wrong or
+                  negative. Updated only on the slow paths (fresh allocation, release); the
+                  per-array paths pay one lookup, in give_back.
     held          bytes taken from the system and not released: handed out or pooled
                   (bytes in use = held - pooled). Counted only once the allocation succeeded.
     pooled        bytes held in ``free``.
@@ -30,7 +32,7 @@ State of a DevicePool (guarded by its lock)
                                buffers given back to the system.
 
 Fork: every lock here is re-created in a child process (os.register_at_fork), and the byte
-counts are recomputed there from ``free`` and ``lent``: a thread of the parent may have held a
+counts are recomputed there from ``free`` and ``owned``: a thread of the parent may have held a
 lock, or been between two updates, at the moment of the fork.
 """
 import os
@@ -85,7 +87,7 @@ class DevicePool:
         self.limit = limit
         self.lock = threading.Lock()
         self.free = {}
-        self.lent = {}
+        self.owned = {}
         self.held = 0
         self.pooled = 0
         self.allocs = 0
@@ -99,17 +101,15 @@ class DevicePool:
         try:
             bucket = self.free.get(size)
             if bucket:
-                data = bucket.pop()
-                self.lent[id(data)] = data
                 self.pooled -= size
                 self.reuses += 1
-                return data
+                return bucket.pop()
         finally:
             lock.release()
         data = self._new(size)  # may raise MemoryError: then nothing was counted
         lock.acquire()
         try:
-            self.lent[id(data)] = data
+            self.owned[id(data)] = data
             self.held += size
             self.allocs += 1
         finally:
@@ -130,8 +130,8 @@ class DevicePool:
         lock = self.lock
         lock.acquire()
         try:
-            if self.lent.pop(id(data), None) is not data:
-                return  # not lent by this pool (or given back twice): not ours to count
+            if self.owned.get(id(data)) is not data:
+                return  # not allocated by this pool: not ours to count or to hand out again
             size = data.nbytes
             bucket = self.free.get(size)
             if bucket is None:
@@ -140,7 +140,7 @@ class DevicePool:
             self.pooled += size
             while self.pooled > self.limit:
                 largest = max(s for s, b in self.free.items() if b)
-                self.free[largest].pop()
+                del self.owned[id(self.free[largest].pop())]
                 self.pooled -= largest
                 self.held -= largest
                 self.releases += 1
@@ -149,7 +149,10 @@ class DevicePool:
 
     def release_all(self):
         with self.lock:
-            self.releases += sum(len(b) for b in self.free.values())
+            for bucket in self.free.values():
+                for data in bucket:
+                    del self.owned[id(data)]
+                self.releases += len(bucket)
             self.free.clear()
             self.held -= self.pooled
             self.pooled = 0
@@ -164,7 +167,7 @@ class DevicePool:
         # one may have been between two updates of the counters. Recount from the containers.
         self.lock = threading.Lock()
         self.pooled = sum(size * len(bucket) for size, bucket in self.free.items())
-        self.held = self.pooled + sum(data.nbytes for data in self.lent.values())
+        self.held = sum(data.nbytes for data in self.owned.values())
 
 
 _pools = {}
