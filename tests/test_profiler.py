@@ -139,16 +139,60 @@ def test_processes_per_device_threads_per_worker(eng):
         assert set(threads.values()) == {threading.current_thread().name}
 
 
-def test_dump_writes_only_ops_since_last_dump(eng, tmp_path):
-    for name in ("first", "second"):
-        with profiler.scope():
-            eng.push_sync(sleeper(0), cpu(0), mutable_vars=[eng.new_variable()], name=name)
-        complete, _, _ = check_trace(load(profiler.dump(str(tmp_path / f"{name}.json"))))
-        assert [e["name"] for e in complete] == [name]
-    assert sorted(r.name for r in profiler.records()) == ["first", "second"]  # until reset
+def test_every_dump_writes_every_record_until_reset(eng, tmp_path):
+    with profiler.scope():
+        eng.push_sync(sleeper(0), cpu(0), mutable_vars=[eng.new_variable()], name="first")
+    first = load(profiler.dump())
+    again = load(profiler.dump())  # a second dump to the same file: the same trace
+    assert again == first
+    assert [e["name"] for e in check_trace(again)[0]] == ["first"]
+    with profiler.scope():
+        eng.push_sync(sleeper(0), cpu(0), mutable_vars=[eng.new_variable()], name="second")
+    complete, _, _ = check_trace(load(profiler.dump(str(tmp_path / "other.json"))))
+    assert [e["name"] for e in complete] == ["first", "second"]
+    assert sorted(r.name for r in profiler.records()) == ["first", "second"]
     profiler.reset()
     assert profiler.records() == []
     assert check_trace(load(profiler.dump()))[0] == []  # empty but valid
+
+
+def test_stop_waits_for_the_work_pushed_while_profiling(eng):
+    profiler.start()
+    for _ in range(3):  # on a worker, still running when stop() is called
+        eng.push_sync(sleeper(0.02), cpu(0), mutable_vars=[eng.new_variable()], name="late")
+    profiler.stop()
+    assert not eng.profiling and profiler._default.state == "stopped"
+    assert [r.name for r in profiler.records()] == ["late"] * 3
+    complete, _, _ = check_trace(load(profiler.dump()))
+    assert [e["name"] for e in complete] == ["late"] * 3
+
+
+def test_stop_raises_an_op_error_after_stopping(eng):
+    def boom(rc):
+        time.sleep(0.01)
+        raise ZeroDivisionError("op failed")
+
+    profiler.start()
+    with pytest.raises(ZeroDivisionError, match="op failed"):  # Naive: at the push
+        eng.push_sync(boom, cpu(0), mutable_vars=[eng.new_variable()], name="boom")
+        profiler.stop()
+    profiler.stop()  # Naive raised at the push: stop now (nothing left to wait for)
+    assert not eng.profiling and profiler._default.state == "stopped"
+    assert [(r.name, r.failed) for r in profiler.records()] == [("boom", True)]
+    eng.wait_for_all()  # the error was raised once, not left behind
+
+
+def test_stop_without_waiting(eng):
+    gate, v = threading.Event(), eng.new_variable()
+    profiler.start()
+    if eng.kind != "NaiveEngine":  # NaiveEngine runs each op at its push: nothing to wait for
+        eng.push_sync(lambda rc: gate.wait(5), cpu(0), mutable_vars=[v], name="held")
+        eng.push_sync(sleeper(0), cpu(0), mutable_vars=[v], name="queued")
+    profiler.stop(wait=False)  # returns at once, with "held" running and "queued" waiting
+    assert profiler._default.state == "stopped" and not eng.profiling
+    gate.set()
+    eng.wait_for_all()
+    assert "queued" not in [r.name for r in profiler.records()]
 
 
 def test_failed_and_skipped_ops_are_marked(eng):
@@ -346,6 +390,9 @@ def test_engine_is_resolved_lazily_at_start(monkeypatch):
 
         def take_records(self):
             return []
+
+        def wait_for_all(self):
+            pass
 
     monkeypatch.setattr(E, "get", lambda: made.append(Fake()) or made[-1])
     p = profiler.Profiler()

@@ -7,16 +7,33 @@ already faulted in, so reusing it makes ``c = a + b`` in a loop run at memory sp
 
 Buckets: requests round up to a power of two below 1 MiB and to a multiple of 1 MiB above, so a
 freed buffer serves every later request that rounds to the same size. Freed buffers stay pooled
-until the pool of a device holds more than ``NDENGINE_POOL_LIMIT_MB`` (default: half the
-machine's memory, at most 16 GiB); then the largest pooled buffers are released first.
+until the pool of a device holds more than ``NDENGINE_POOL_LIMIT_MB`` (default: an eighth of the
+machine's memory, at most 2 GiB); then the largest pooled buffers are released first.
+``release_all()`` gives every pooled buffer back to the system at once.
+
+Why that default: a loop over arrays of one size needs only a few pooled buffers of that size
+to run at memory speed, and 2 GiB covers several arrays of 256 MiB. A pool that kept half the
+memory in freed buffers (the old default) starved other processes on the machine of memory that
+this process no longer used; the remaining cost of a smaller pool is a fresh allocation (page
+faults) for an array larger than what the pool may keep. The variable is read once, at import;
+a value that is not a number of MiB >= 0 raises there, naming the variable.
 
 State of a DevicePool (guarded by its lock)
     free          bucket size -> list of free buffers (uint8 arrays, or CuPy arrays on a GPU).
+    owned         id(buffer) -> buffer, for every buffer this pool allocated and has not
+                  released (handed out or pooled): free() of a buffer it did not allocate (an
+                  unpickled array's copy, say) is ignored, so the counters cannot go wrong or
+                  negative. Updated only on the slow paths (fresh allocation, release); the
+                  per-array paths pay one lookup, in give_back.
     held          bytes taken from the system and not released: handed out or pooled
-                  (bytes in use = held - pooled, so the per-array paths update one counter).
+                  (bytes in use = held - pooled). Counted only once the allocation succeeded.
     pooled        bytes held in ``free``.
     allocs, reuses, releases   counters: fresh allocations, requests served from the pool,
                                buffers given back to the system.
+
+Fork: every lock here is re-created in a child process (os.register_at_fork), and the byte
+counts are recomputed there from ``free`` and ``owned``: a thread of the parent may have held a
+lock, or been between two updates, at the moment of the fork.
 """
 import os
 import threading
@@ -38,15 +55,30 @@ def bucket_size(nbytes):
     return -(-nbytes // _SMALL_LIMIT) * _SMALL_LIMIT
 
 
-def _default_limit():
-    env = os.environ.get("NDENGINE_POOL_LIMIT_MB")
-    if env:
-        return int(float(env) * (1 << 20))
+_LIMIT_VARIABLE = "NDENGINE_POOL_LIMIT_MB"
+
+
+def default_limit(environ=os.environ):
+    """The pooled-bytes limit per device: ``NDENGINE_POOL_LIMIT_MB`` MiB when set, else an
+    eighth of the machine's memory, at most 2 GiB (see the module docstring for why)."""
+    text = environ.get(_LIMIT_VARIABLE, "").strip()
+    if text:
+        try:
+            mib = float(text)
+        except ValueError:
+            mib = -1.0
+        if not 0 <= mib < float("inf"):  # also rejects nan
+            raise ValueError(f"{_LIMIT_VARIABLE} must be a number of MiB >= 0 (0 pools "
+                             f"nothing), got {text!r}")
+        return int(mib * (1 << 20))
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         total = 8 << 30
-    return min(total // 2, 16 << 30)
+    return min(total // 8, 2 << 30)
+
+
+_LIMIT = default_limit()  # at import: a bad value fails here, not at every op's wait
 
 
 class DevicePool:
@@ -55,6 +87,7 @@ class DevicePool:
         self.limit = limit
         self.lock = threading.Lock()
         self.free = {}
+        self.owned = {}
         self.held = 0
         self.pooled = 0
         self.allocs = 0
@@ -71,11 +104,17 @@ class DevicePool:
                 self.pooled -= size
                 self.reuses += 1
                 return bucket.pop()
+        finally:
+            lock.release()
+        data = self._new(size)  # may raise MemoryError: then nothing was counted
+        lock.acquire()
+        try:
+            self.owned[id(data)] = data
             self.held += size
             self.allocs += 1
         finally:
             lock.release()
-        return self._new(size)
+        return data
 
     def _new(self, size):
         if self.ctx.device_type == "gpu":
@@ -88,10 +127,12 @@ class DevicePool:
         return raw[start:start + size]
 
     def give_back(self, data):
-        size = data.nbytes
         lock = self.lock
         lock.acquire()
         try:
+            if self.owned.get(id(data)) is not data:
+                return  # not allocated by this pool: not ours to count or to hand out again
+            size = data.nbytes
             bucket = self.free.get(size)
             if bucket is None:
                 bucket = self.free[size] = []
@@ -99,7 +140,7 @@ class DevicePool:
             self.pooled += size
             while self.pooled > self.limit:
                 largest = max(s for s, b in self.free.items() if b)
-                self.free[largest].pop()
+                del self.owned[id(self.free[largest].pop())]
                 self.pooled -= largest
                 self.held -= largest
                 self.releases += 1
@@ -108,7 +149,10 @@ class DevicePool:
 
     def release_all(self):
         with self.lock:
-            self.releases += sum(len(b) for b in self.free.values())
+            for bucket in self.free.values():
+                for data in bucket:
+                    del self.owned[id(data)]
+                self.releases += len(bucket)
             self.free.clear()
             self.held -= self.pooled
             self.pooled = 0
@@ -117,6 +161,13 @@ class DevicePool:
         with self.lock:
             return {"bytes_in_use": self.held - self.pooled, "bytes_pooled": self.pooled,
                     "allocs": self.allocs, "reuses": self.reuses, "releases": self.releases}
+
+    def _after_fork_in_child(self):
+        # The parent's threads are gone: a lock one of them held stays held in the copy, and
+        # one may have been between two updates of the counters. Recount from the containers.
+        self.lock = threading.Lock()
+        self.pooled = sum(size * len(bucket) for size, bucket in self.free.items())
+        self.held = sum(data.nbytes for data in self.owned.values())
 
 
 _pools = {}
@@ -127,7 +178,7 @@ def _pool(ctx):
     pool = _pools.get(ctx)
     if pool is None:
         with _pools_lock:
-            pool = _pools.setdefault(ctx, DevicePool(ctx, _default_limit()))
+            pool = _pools.setdefault(ctx, DevicePool(ctx, _LIMIT))
     return pool
 
 
@@ -137,12 +188,20 @@ def alloc(nbytes, ctx):
 
 
 def free(data, ctx):
-    """Give a buffer from alloc back to ctx's pool."""
+    """Give a buffer from alloc back to ctx's pool (a buffer alloc did not hand out is ignored:
+    the system frees it when its last reference goes)."""
     (_pools.get(ctx) or _pool(ctx)).give_back(data)
 
 
 def release_all(ctx=None):
-    """Return every pooled (unused) buffer to the system."""
+    """Give every pooled (freed, unused) buffer back to the system, for every device or for
+    one Context; arrays still alive keep their memory.
+
+    The pool keeps the buffers of deleted arrays (up to ``NDENGINE_POOL_LIMIT_MB`` per device)
+    so that the next arrays of the same size skip the page faults of fresh memory. Call this
+    after a phase that used large arrays, before handing the machine's memory to other work
+    (another library, a subprocess); ``stats()["bytes_pooled"]`` is what it frees. The pool
+    refills as arrays are freed again."""
     for pool_ctx, pool in list(_pools.items()):
         if ctx is None or pool_ctx == ctx:
             pool.release_all()
@@ -157,3 +216,14 @@ def stats(ctx=None):
         for key, value in pool.stats().items():
             total[key] += value
     return total
+
+
+def _after_fork_in_child():
+    global _pools_lock
+    _pools_lock = threading.Lock()
+    for pool in list(_pools.values()):
+        pool._after_fork_in_child()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -8,25 +8,33 @@ Gantt chart of the workers::
         ...                         # push work
     print(profiler.dumps())         # per op name: count, total, mean, min, max (ms)
     profiler.timeline("ops.png")    # needs matplotlib: pip install 'ndengine[viz]'
-    profiler.dump()                 # writes profile.json: the ops since the last dump
+    profiler.dump()                 # writes profile.json: every op recorded until reset()
 
 The engine does the measuring: while its ``profiling`` attribute is True each op appends an
 ``OpRecord`` with ``time.perf_counter_ns()`` stamps taken on the worker as the op runs. The
 profiler switches that attribute and collects the records with ``engine.take_records()`` at
 start, pause, stop and whenever it reads them. With the profiler off the engine records nothing.
 The module functions drive one default `Profiler`; make another for a second engine.
+``stop()`` first waits for the work pushed so far: ops run asynchronously, so work pushed just
+before stop() would otherwise run after it, unrecorded. Every lock of a profiler is re-created
+in a forked child (a thread of the parent may have held it at the fork).
 
 Modules: _formats.py (Chrome trace events, statistics table), _timeline.py (the Gantt chart).
 """
 import contextlib
 import json
+import os
 import threading
+import weakref
 
 from ._formats import stats_table, trace_events
 from ._timeline import draw_timeline
 
 __all__ = ["Profiler", "set_config", "start", "stop", "pause", "resume", "scope", "dump",
            "dumps", "timeline", "records", "reset"]
+
+
+_profilers = weakref.WeakSet()  # every Profiler: their locks are re-created after fork
 
 
 class Profiler:
@@ -36,9 +44,9 @@ class Profiler:
         self._lock = threading.RLock()
         self._state = "stopped"  # "running", "paused" or "stopped"
         self._chunks = []  # lists returned by take_records, kept as is (see _collect)
-        self._dumped = set()  # id() of the records an earlier dump() wrote
         self._engine = None  # the engine in use, resolved at start()
         self.set_config()
+        _profilers.add(self)
 
     @property
     def state(self):
@@ -66,13 +74,23 @@ class Profiler:
             self._engine.profiling = True
             self._state = "running"
 
-    def stop(self):
-        """Stop recording and collect the records (they accumulate until reset)."""
+    def stop(self, wait=True):
+        """Wait for the ops pushed so far, then stop recording and collect the records (they
+        accumulate until reset). Without the wait, ops pushed just before stop() would run
+        after it, unrecorded. An op error the wait meets is raised once the profiler has
+        stopped, as waitall() would raise it (and then not again). ``wait=False`` stops at
+        once: ops that have not started by then are not recorded."""
         with self._lock:
-            if self._engine is not None:
-                self._engine.profiling = False
-            self._state = "stopped"
-            self._collect()
+            engine = self._engine if self._state != "stopped" else None
+        try:
+            if wait and engine is not None:
+                engine.wait_for_all()
+        finally:
+            with self._lock:
+                if self._engine is not None:
+                    self._engine.profiling = False
+                self._state = "stopped"
+                self._collect()
 
     def pause(self):
         """Stop recording for a while; ops that run until resume() are not recorded."""
@@ -109,7 +127,7 @@ class Profiler:
 
     def _leave(self, before):
         if before == "stopped":
-            self.stop()
+            self.stop(wait=False)  # scope waited already, or its body raised: no more waiting
         elif before == "paused":
             self.pause()
 
@@ -132,17 +150,16 @@ class Profiler:
         """Forget the collected records (recording goes on if running)."""
         with self._lock:
             self._collect()
-            self._chunks, self._dumped = [], set()
+            self._chunks = []
 
     # ------------------------------------------------------------------ outputs
     def dump(self, path=None):
-        """Write the records no earlier dump() wrote as Chrome trace-event JSON to ``path``
-        (default: the configured filename); return the path. records(), dumps() and timeline()
-        still see every record until reset()."""
+        """Write every record collected until now (since the last reset()) as Chrome
+        trace-event JSON to ``path`` (default: the configured filename); return the path.
+        Each dump writes the whole trace, as records(), dumps() and timeline() see it, so a
+        second dump to the same file never replaces a trace with a shorter one."""
         path = self.filename if path is None else path
-        with self._lock:
-            recs = [r for r in self.records() if id(r) not in self._dumped]
-            self._dumped.update(map(id, recs))
+        recs = self.records()
         with open(path, "w", encoding="utf-8") as f:
             json.dump(trace_events(recs), f)
         return path
@@ -155,7 +172,7 @@ class Profiler:
         with self._lock:
             recs = self.records()
             if reset:
-                self._chunks, self._dumped = [], set()
+                self._chunks = []
         return stats_table(recs)
 
     def timeline(self, path=None, records=None):
@@ -163,6 +180,18 @@ class Profiler:
         ops coloured by name. Saved as PNG to ``path`` (returns path), else returns the
         matplotlib Figure (Jupyter shows it inline)."""
         return draw_timeline(path, self.records() if records is None else records)
+
+    def _after_fork_in_child(self):
+        self._lock = threading.RLock()
+
+
+def _after_fork_in_child():
+    for profiler in list(_profilers):
+        profiler._after_fork_in_child()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 # ---------------------------------------------------------------------- the default profiler

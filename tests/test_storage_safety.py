@@ -1,0 +1,120 @@
+"""The pool's counters stay exact through failed allocations and foreign buffers; the pool limit
+comes from a valid NDENGINE_POOL_LIMIT_MB or a bounded default; a bad value fails at import."""
+import gc
+import os
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ndengine as nd
+from ndengine.engine import cpu
+from ndengine.ndarray import storage
+from ndengine.ndarray.storage import DevicePool
+
+HUGE = 1 << 57  # bytes no machine can allocate: NumPy raises MemoryError at once
+ZERO = {"bytes_in_use": 0, "bytes_pooled": 0, "allocs": 0, "reuses": 0, "releases": 0}
+
+
+def test_failed_allocation_counts_nothing():
+    pool = DevicePool(cpu(0), limit=1 << 20)
+    with pytest.raises(MemoryError):
+        pool.alloc(HUGE)
+    assert pool.stats() == ZERO
+    data = pool.alloc(100)
+    assert pool.stats() == dict(ZERO, bytes_in_use=128, allocs=1)
+    pool.give_back(data)
+    assert pool.stats() == dict(ZERO, bytes_pooled=128, allocs=1)
+
+
+def test_frees_of_foreign_buffers_are_ignored():
+    pool = DevicePool(cpu(0), limit=1 << 20)
+    data = pool.alloc(1000)
+    pool.give_back(np.empty(1024, dtype=np.uint8))  # never allocated by the pool
+    pool.give_back(pickle.loads(pickle.dumps(data)))  # a copy of a lent buffer
+    assert pool.stats() == dict(ZERO, bytes_in_use=1024, allocs=1)
+    pool.give_back(data)
+    assert pool.stats() == dict(ZERO, bytes_pooled=1024, allocs=1)
+    assert pool.alloc(1000) is data and pool.stats()["bytes_in_use"] == 1024
+    pool.give_back(data)
+    pool.release_all()  # a released buffer is no longer the pool's
+    pool.give_back(data)
+    assert pool.stats() == dict(ZERO, allocs=1, reuses=1, releases=1)
+
+
+def test_failed_array_allocation_keeps_counters(nd_engine):
+    ctx = cpu(5)  # a context no other test allocates on
+    before = storage.stats(ctx)
+    with pytest.raises(MemoryError):  # NaiveEngine raises at the call, the others at the wait
+        nd.zeros((HUGE,), dtype=np.uint8, ctx=ctx).wait_to_read()
+    if nd_engine.kind != "NaiveEngine":
+        with pytest.raises(MemoryError):
+            nd.waitall()  # a threaded engine reports the failure once more, to waitall
+    gc.collect()
+    nd.waitall()
+    assert storage.stats(ctx) == before
+    y = nd.ones(10, ctx=ctx)  # the pool still works and counts right
+    y.wait_to_read()
+    assert storage.stats(ctx)["bytes_in_use"] == before["bytes_in_use"] + 128
+
+
+def test_unpickled_array_frees_only_its_own_count(nd_engine):
+    ctx = cpu(6)
+    gc.collect()
+    nd.waitall()
+    before = storage.stats(ctx)["bytes_in_use"]
+    a = nd.ones(3, ctx=ctx)
+    a.wait_to_read()
+    assert storage.stats(ctx)["bytes_in_use"] == before + 64
+    b = pickle.loads(pickle.dumps(a))
+    np.testing.assert_array_equal(b.asnumpy(), [1.0, 1.0, 1.0])
+    del b
+    gc.collect()
+    nd.waitall()
+    assert storage.stats(ctx)["bytes_in_use"] == before + 64  # b's buffer was not the pool's
+    del a
+    gc.collect()
+    nd.waitall()
+    assert storage.stats(ctx)["bytes_in_use"] == before
+
+
+# ---------------------------------------------------------------- the limit
+def test_default_limit_is_an_eighth_of_memory_at_most_2_gib():
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    assert storage.default_limit({}) == min(total // 8, 2 << 30)
+    assert storage.default_limit({"NDENGINE_POOL_LIMIT_MB": ""}) == min(total // 8, 2 << 30)
+
+
+@pytest.mark.parametrize("text, limit", [("0", 0), ("1.5", 3 << 19), (" 64 ", 64 << 20)])
+def test_limit_variable_is_read_in_mib(text, limit):
+    assert storage.default_limit({"NDENGINE_POOL_LIMIT_MB": text}) == limit
+
+
+@pytest.mark.parametrize("text", ["abc", "-1", "nan", "inf", "1e400", "12MB"])
+def test_bad_limit_values_raise_naming_the_variable(text):
+    with pytest.raises(ValueError, match="NDENGINE_POOL_LIMIT_MB"):
+        storage.default_limit({"NDENGINE_POOL_LIMIT_MB": text})
+
+
+def _python(code, **env):
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env=dict(os.environ, **env))
+
+
+def test_bad_limit_fails_at_import_not_at_each_wait():
+    done = _python("import ndengine as nd; print((nd.ones(3) + 1).asnumpy())",
+                   NDENGINE_POOL_LIMIT_MB="abc")
+    assert done.returncode != 0, done.stdout
+    assert "ValueError" in done.stderr and "NDENGINE_POOL_LIMIT_MB" in done.stderr
+    assert "'abc'" in done.stderr
+
+
+def test_good_limit_reaches_the_pools():
+    done = _python("import ndengine as nd\n"
+                   "x = nd.ones(1 << 18, dtype='uint8'); x.wait_to_read(); del x; nd.waitall()\n"
+                   "print(nd.storage.stats()['bytes_pooled'])",
+                   NDENGINE_POOL_LIMIT_MB="0.125")  # 128 KiB: the 256 KiB buffer is released
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0"]
