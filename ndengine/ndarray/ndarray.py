@@ -476,6 +476,9 @@ class NDArray(_RawArray):
             if not isinstance(value, NDArray) and not isinstance(value, _SCALARS):
                 raise TypeError(f"cannot assign {type(value).__name__} to an NDArray")
             if type(value) is NDArray and len(value.shape) > len(target.shape):
+                if not target.shape and _is_element_key(key):
+                    # an int for every axis: NumPy sets one element, from a scalar only
+                    raise ValueError("setting an array element with a sequence.")
                 value = _drop_leading_ones(value, len(target.shape))
             invoke(ops.get("copy"), [value], {"shape": target.shape, "dtype": target.dtype},
                    out=target)
@@ -485,6 +488,11 @@ class NDArray(_RawArray):
 
 def _unpickle(values):
     return _from_numpy(values, Context("cpu", 0))
+
+
+def _is_element_key(key):
+    parts = key if type(key) is tuple else (key,)
+    return not any(part is None or part is Ellipsis or isinstance(part, slice) for part in parts)
 
 
 def _drop_leading_ones(value, ndim):
