@@ -20,6 +20,9 @@ def _ctx(ctx):
     return current_context() if ctx is None else Context(ctx)
 
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def _frozen(value):
     """An op parameter as the op will read it when it runs: NumPy arrays and lists are copied
     now, so a caller who changes them after the call does not change the queued op."""
@@ -34,12 +37,18 @@ def _fill_value(value, dtype):
     """``value`` ready to fill an array of ``dtype``, with NumPy's errors and warnings at the
     call (300 into uint8: OverflowError; NaN into int: RuntimeWarning, as numpy.full)."""
     kind = type(value)
-    if kind is bool or kind is int or kind is float:
-        if dtype.kind == "f" and kind is not int or dtype.kind == "b":
-            return value  # nothing to check: NumPy converts these quietly
-        if kind is int and dtype.kind in "iu":
+    if kind is bool:
+        return value
+    if kind is int:
+        if dtype.kind in "iu":
             check_scalar_fits(value, dtype)
             return value
+        if -(1 << 53) <= value <= (1 << 53):
+            return value
+    elif kind is float:
+        if dtype.kind == "b" or dtype.kind == "f" and (
+                dtype.itemsize == 8 or value != value or -_FLOAT32_MAX <= value <= _FLOAT32_MAX):
+            return value  # into bool or float: NumPy converts these quietly
     cast = np.empty(np.shape(value), dtype)
     np.copyto(cast, value, casting="unsafe")  # what numpy.full does, at the call
     return cast

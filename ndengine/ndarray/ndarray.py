@@ -468,10 +468,16 @@ class NDArray(_RawArray):
                 raise ValueError(
                     f"setitem: arrays are on different contexts ({self.context} and "
                     f"{value.context}); move one with .copyto(ctx) or .as_in_context(ctx) first")
-        elif kind in _SCALARS or isinstance(value, np.generic):
-            check_scalar_into(value, self.dtype)  # NumPy's errors: NaN into int, 300 into uint8
+        elif kind in _SCALARS:
+            if self.dtype.kind == "b":
+                value = bool(value)  # NumPy takes any scalar's truth, however big
+            else:
+                check_scalar_into(value, self.dtype)  # NumPy's errors: NaN into int, ...
+        basic = _is_basic_key(key)
+        if basic and isinstance(value, np.generic):
+            check_scalar_into(value, self.dtype)  # an advanced key casts NumPy scalars quietly
         value = _as_operand(value, self.context)
-        if _is_basic_key(key):
+        if basic:
             target = self._basic_view(key)
             if not isinstance(value, NDArray) and not isinstance(value, _SCALARS):
                 raise TypeError(f"cannot assign {type(value).__name__} to an NDArray")

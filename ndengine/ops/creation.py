@@ -13,6 +13,7 @@ import numpy as np
 from .dtypes import check_dtype, check_scalar_fits, result_type
 from .outputs import single_output, write_with_req
 from .registry import Operator, OpReq, add_operator
+from .indexing import setitem_value_shape
 from .shapes import broadcast_shapes, check_shape
 
 _WRITE_TO = OpReq.WRITE_TO
@@ -51,13 +52,15 @@ def _creation_kernel(make):
 def infer_fill(*, value=0, shape=(), dtype=None):
     shape = _shape(shape)
     value_shape = np.shape(value)
-    if value_shape and not _broadcasts_to(value_shape, shape):
+    if value_shape and not _broadcasts_to(setitem_value_shape(value_shape, shape), shape):
         raise ValueError(f"could not broadcast input array from shape {value_shape} into "
                          f"shape {shape}")
     return [(shape, check_dtype(dtype) if dtype is not None else result_type(value))]
 
 
 def _broadcasts_to(source, target) -> bool:
+    if len(source) > len(target):
+        return False
     try:
         return broadcast_shapes(source, target) == target
     except ValueError:
