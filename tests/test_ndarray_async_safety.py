@@ -114,7 +114,7 @@ READERS = {
     "tolist": lambda x: np.array(x[:1 << 14].tolist()),  # a view: reads the whole chunk's var
     "__array__": lambda x: np.asarray(x),
     "str": lambda x: _parse_str(str(x)),
-    "repr": lambda x: _parse_str(repr(x).split("(", 1)[1].split(", ctx")[0]),
+    "repr": lambda x: _parse_str(repr(x).split("(", 1)[1].split("shape=")[0].split("ctx=")[0]),
     "pickle": lambda x: pickle.loads(pickle.dumps(x)).asnumpy(),
 }
 
