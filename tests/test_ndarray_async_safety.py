@@ -26,14 +26,17 @@ BIG = (300, 100)  # float64: over the inline limit, so its ops go to the workers
 
 
 @contextlib.contextmanager
-def engine_held(*arrays, workers=4):
+def engine_held(*arrays, workers=4, seconds=None):
     """Hold the engine up: blocking ops write each array's var and occupy every worker, until
-    the block ends. NaiveEngine runs every op at its call, so there is nothing to hold."""
+    the block ends (or ``seconds`` have passed). NaiveEngine runs every op at its call, so
+    there is nothing to hold."""
     eng = _engine.get()
     if type(eng).__name__ == "NaiveEngine":
         yield
         return
     release = threading.Event()
+    if seconds is not None:
+        threading.Timer(seconds, release.set).start()
     ctx = nd.cpu(0)
     targets = [x.engine_var for x in arrays] + [eng.new_variable() for _ in range(workers)]
     for var in targets:
@@ -100,6 +103,20 @@ def test_full_array_value_is_read_at_the_call():
 
 def test_full_takes_an_ndarray_of_any_shape_as_numpy_takes_an_array():
     assert_same(np.full((2, 3), [1, 2, 3]), nd.full((2, 3), nd.array([1, 2, 3])).asnumpy())
+
+
+def test_shape_assignment_lets_pending_ops_finish_with_the_old_shape():
+    base = np.arange(6.0)
+    x = nd.array(base)
+    with engine_held(x, seconds=0.3):
+        y = x * 1
+        z = y + 1  # queued, pushed with y of shape (6,)
+        y.shape = (2, 3)  # waits for z (and the hold)
+        w = y.sum(axis=1)
+        v = y[1] * 10
+    assert_same(base + 1, z.asnumpy())
+    assert_same(base.reshape(2, 3).sum(axis=1), w.asnumpy())
+    assert_same(base[3:] * 10, v.asnumpy())
 
 
 # ---------------------------------------------------------------- reads in serial order

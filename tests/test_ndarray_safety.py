@@ -158,6 +158,24 @@ def test_eye_params_as_numpy(args, kwargs):
     run_xp(lambda xp: xp.eye(*args, **kwargs))
 
 
+@pytest.mark.parametrize("make,error", [
+    (lambda xp: xp.eye(2.5), TypeError), (lambda xp: xp.eye(-1), ValueError),
+    (lambda xp: xp.eye(2, k=1.5), TypeError), (lambda xp: xp.arange(0, 10, 0), ZeroDivisionError),
+    (lambda xp: xp.arange(np.nan), ValueError), (lambda xp: xp.arange(np.inf), ValueError),
+    (lambda xp: xp.arange(-1, 300, 100, dtype="uint8"), OverflowError),
+    (lambda xp: xp.arange(3, dtype=bool), TypeError), (lambda xp: xp.linspace(0, 1, 2.5), TypeError),
+    (lambda xp: xp.linspace(0, 1, -1), ValueError), (lambda xp: xp.zeros("12"), TypeError),
+    (lambda xp: xp.empty((-1,)), ValueError), (lambda xp: xp.ones(2.5), TypeError),
+    (lambda xp: xp.full((2, 2), [1, 2, 3]), ValueError),
+    (lambda xp: xp.full((3,), 300, dtype="uint8"), OverflowError),
+    (lambda xp: xp.full_like(xp.zeros(2, dtype="int8"), 1000), OverflowError)])
+def test_creation_errors_at_the_call(make, error):
+    with pytest.raises(error):
+        make(np)
+    with pytest.raises(error):
+        make(nd)  # at the call: no wait in between
+
+
 @pytest.mark.parametrize("fill", [[1, 2, 3], [1, 2], np.ones((2, 1)), np.ones((1, 2, 3))])
 def test_full_array_fill_broadcasts_as_numpy(fill):
     run_xp(lambda xp: xp.full((2, 3), fill))
