@@ -26,6 +26,8 @@ def broadcast_shapes(*shapes) -> tuple:
 def check_shape(shape) -> tuple:
     """A shape argument as NumPy's creation functions take it (an int or a sequence of ints),
     as a tuple of Python ints; NumPy's TypeError or ValueError otherwise."""
+    if type(shape) is int and shape >= 0:
+        return (shape,)
     if type(shape) is tuple:
         for n in shape:
             if type(n) is not int or n < 0:
