@@ -109,6 +109,7 @@ def _flush_deferred_deletes():
 
 _new_object = object.__new__
 
+
 class _RawArray:
     """NDArray's slots, without its checked ``__setattr__``: arrays are built as a _RawArray
     (plain slot writes) and then made NDArrays, which costs less than writing every slot
@@ -172,8 +173,8 @@ class NDArray(_RawArray):
 
     def __setattr__(self, name, value):
         """Users' assignments: ``shape`` reshapes in place as NumPy's does, ``dtype`` is
-        read-only (NumPy 2 deprecates setting it). Internal writes go through the slots'
-        descriptors (_set_* below), never through here."""
+        read-only (NumPy 2 deprecates setting it). Internal writes go through _RawArray or
+        the slots' descriptors (_set_* below), never through here."""
         if name == "shape":
             self._reshape_in_place(value)
         elif name == "dtype":
