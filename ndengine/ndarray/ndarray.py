@@ -285,10 +285,12 @@ class NDArray(_RawArray):
             def read(run_ctx):
                 copied.append(np.array(self._data(), copy=True))
             prop = _ASYNC  # run now, in this thread, when nothing is pending on the array
-        done = engine.new_variable()  # written by the read alone: waiting on it waits for it
-        engine.push_sync(read, ctx, (chunk.var,), (done,), prop, 0, "asnumpy")
-        if not copied:
-            engine.wait_for_var(done)  # raises the error of a failed write to the array
+        engine.push_sync(read, ctx, (chunk.var,), (), prop, 0, "asnumpy")
+        if not copied:  # queued: waiting for the var waits for the read too
+            engine.wait_for_var(chunk.var)  # raises the error of a failed write to the array
+            if not copied:
+                raise RuntimeError("asnumpy: the read op failed; ndengine.waitall() raises "
+                                   "its error")
         return copied[0]
 
     def __array__(self, dtype=None, copy=None):
