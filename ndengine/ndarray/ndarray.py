@@ -20,6 +20,7 @@ from .. import engine as _engine_mod
 from .. import ops
 from ..engine import Context, FnProperty, current_context
 from ..ops import OpReq
+from ..ops.dtypes import check_scalar_into
 from . import storage
 
 __all__ = ["NDArray", "invoke", "waitall"]
@@ -109,9 +110,18 @@ def _flush_deferred_deletes():
 _new_object = object.__new__
 
 
+class _RawArray:
+    """NDArray's slots, without its checked ``__setattr__``: arrays are built as a _RawArray
+    (plain slot writes) and then made NDArrays, which costs less than writing every slot
+    through a checked or descriptor call. Reads of ``x.shape`` stay plain slot reads."""
+
+    __slots__ = ("shape", "dtype", "_chunk", "_offset", "_strides", "_view_cache",
+                 "__weakref__")
+
+
 def _new_array(shape, dtype, ctx, engine=None):
     """A fresh NDArray with a fresh chunk; no memory until an op writes it."""
-    arr = _new_object(NDArray)
+    arr = _new_object(_RawArray)
     arr.shape = shape
     arr.dtype = dtype
     nbytes = dtype.itemsize
@@ -121,6 +131,7 @@ def _new_array(shape, dtype, ctx, engine=None):
     arr._offset = 0
     arr._strides = None
     arr._view_cache = None
+    arr.__class__ = NDArray
     return arr
 
 
@@ -137,28 +148,58 @@ def _c_strides(shape, itemsize):
     return tuple(reversed(strides))
 
 
-class NDArray:
+class NDArray(_RawArray):
     """An n-dimensional array whose operations run asynchronously on the engine.
 
     Users never construct it directly: use ``ndengine.array``, ``zeros``, ``ones``, ...
     """
 
-    __slots__ = ("shape", "dtype", "_chunk", "_offset", "_strides", "_view_cache",
-                 "__weakref__")
+    __slots__ = ()
     __array_priority__ = 1000  # NumPy binary operators defer to ours
     __hash__ = None  # comparisons return arrays, like NumPy's
 
     # ------------------------------------------------------------ construction (internal)
     def _view_of(self, shape, offset, strides, dtype=None):
         """Another view of this array's chunk."""
-        arr = object.__new__(NDArray)
+        arr = _new_object(_RawArray)
         arr.shape = tuple(shape)
         arr.dtype = self.dtype if dtype is None else dtype
         arr._chunk = self._chunk
         arr._offset = offset
         arr._strides = tuple(strides)
         arr._view_cache = None
+        arr.__class__ = NDArray
         return arr
+
+    def __setattr__(self, name, value):
+        """Users' assignments: ``shape`` reshapes in place as NumPy's does, ``dtype`` is
+        read-only (NumPy 2 deprecates setting it). Internal writes go through _RawArray or
+        the slots' descriptors (_set_* below), never through here."""
+        if name == "shape":
+            self._reshape_in_place(value)
+        elif name == "dtype":
+            raise AttributeError("NDArray.dtype is read-only (NumPy 2 deprecates setting it); "
+                                 "use .astype(dtype) for a converted copy")
+        else:
+            _object_setattr(self, name, value)
+
+    def _reshape_in_place(self, shape):
+        """``x.shape = shape``: NumPy's rule, a new geometry for the same memory, no copy."""
+        fake, base = self._fake()
+        try:
+            view = fake.reshape(shape, copy=False)
+        except ValueError as exc:
+            if "copy" not in str(exc):
+                raise  # e.g. "cannot reshape array of size 6 into shape (4,)"
+            raise AttributeError("Incompatible shape for in-place modification. Use "
+                                 "`.reshape()` to make a copy with the desired shape.") from None
+        reshaped = self._view_like(view, base)
+        # Ops pushed on this array read its geometry when they run: let them finish first.
+        self.wait_to_write()
+        _set_shape(self, reshaped.shape)
+        _set_offset(self, reshaped._offset)
+        _set_strides(self, reshaped._strides)
+        _set_view_cache(self, None)
 
     def _data(self):
         """The NumPy (or CuPy) view of this array's memory; only inside ops or after a wait."""
@@ -174,7 +215,7 @@ class NDArray:
                 view = cupy.ndarray(self.shape, self.dtype, memptr, strides=self._strides)
             else:
                 view = _np_ndarray(self.shape, self.dtype, data, self._offset, self._strides)
-            self._view_cache = view
+            _set_view_cache(self, view)
         return view
 
     # ------------------------------------------------------------ attributes
@@ -226,12 +267,31 @@ class NDArray:
         return self.wait_to_read()  # wait_for_var already waits for reads too
 
     def asnumpy(self):
-        """A NumPy copy of the values (waits)."""
-        self.wait_to_read()
-        data = self._data()
-        if self._chunk.ctx.device_type == "gpu":
-            return data.get()
-        return np.array(data, copy=True)
+        """A NumPy copy of the values (waits). The copy is a read op in the engine, so it is a
+        state that exists in serial order: a write pushed meanwhile by another thread lands
+        wholly before or wholly after it, never half into it."""
+        if _deferred_deletes:
+            _flush_deferred_deletes()
+        chunk = self._chunk
+        ctx = chunk.ctx
+        engine = _engine_mod._global or _engine_mod.get()
+        copied = []
+        if ctx.device_type == "gpu":
+            def read(run_ctx):
+                with run_ctx.stream:
+                    copied.append(self._data().get(stream=run_ctx.stream))
+            prop = FnProperty.COPY_FROM_GPU
+        else:
+            def read(run_ctx):
+                copied.append(np.array(self._data(), copy=True))
+            prop = _ASYNC  # run now, in this thread, when nothing is pending on the array
+        engine.push_sync(read, ctx, (chunk.var,), (), prop, 0, "asnumpy")
+        if not copied:  # queued: waiting for the var waits for the read too
+            engine.wait_for_var(chunk.var)  # raises the error of a failed write to the array
+            if not copied:
+                raise RuntimeError("asnumpy: the read op failed; ndengine.waitall() raises "
+                                   "its error")
+        return copied[0]
 
     def __array__(self, dtype=None, copy=None):
         values = self.asnumpy()
@@ -291,7 +351,7 @@ class NDArray:
             return f"<div>{head}<br><code>{values!r}</code></div>"
         if values.ndim > 2:
             return f"<div>{head}<pre>{np.array2string(values)}</pre></div>"
-        rows = values.reshape(values.shape[0], -1) if values.ndim == 2 else values[:, None]
+        rows = values if values.ndim == 2 else values[None, :]  # 1-D: one row
         shown = rows[:20, :20]
         cells = "".join(
             "<tr>" + "".join(f"<td>{v}</td>" for v in row) +
@@ -302,6 +362,16 @@ class NDArray:
     # ------------------------------------------------------------ copies and contexts
     def copy(self):
         return invoke(ops.get("copy"), [self])[0]
+
+    __copy__ = copy  # a copy of the values, as copy.copy does for a NumPy array
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def __reduce__(self):
+        """Pickle the values (read in serial order, as asnumpy does); unpickling makes a
+        fresh array on the cpu context, with storage of its own."""
+        return _unpickle, (self.asnumpy(),)
 
     def astype(self, dtype, copy=True):
         dtype = ops.check_dtype(dtype)
@@ -395,16 +465,58 @@ class NDArray:
 
     def __setitem__(self, key, value):
         key = _normalize_key(key)
+        kind = type(value)
+        if kind is NDArray:
+            if value._chunk.ctx is not self._chunk.ctx:
+                raise ValueError(
+                    f"setitem: arrays are on different contexts ({self.context} and "
+                    f"{value.context}); move one with .copyto(ctx) or .as_in_context(ctx) first")
+        elif kind in _SCALARS:
+            if self.dtype.kind == "b":
+                value = bool(value)  # NumPy takes any scalar's truth, however big
+            else:
+                check_scalar_into(value, self.dtype)  # NumPy's errors: NaN into int, ...
+        basic = _is_basic_key(key)
+        if basic and isinstance(value, np.generic):
+            check_scalar_into(value, self.dtype)  # an advanced key casts NumPy scalars quietly
         value = _as_operand(value, self.context)
-        if _is_basic_key(key):
+        if basic:
             target = self._basic_view(key)
             if not isinstance(value, NDArray) and not isinstance(value, _SCALARS):
                 raise TypeError(f"cannot assign {type(value).__name__} to an NDArray")
+            if type(value) is NDArray and len(value.shape) > len(target.shape):
+                if not target.shape and _is_element_key(key):
+                    # an int for every axis: NumPy sets one element, from a scalar only
+                    raise ValueError("setting an array element with a sequence.")
+                value = _drop_leading_ones(value, len(target.shape))
             invoke(ops.get("copy"), [value], {"shape": target.shape, "dtype": target.dtype},
                    out=target)
         else:
             invoke(ops.get("assign_index"), [self, value], {"key": key}, out=self)
 
+
+def _unpickle(values):
+    return _from_numpy(values, Context("cpu", 0))
+
+
+def _is_element_key(key):
+    parts = key if type(key) is tuple else (key,)
+    return not any(part is None or part is Ellipsis or isinstance(part, slice) for part in parts)
+
+
+def _drop_leading_ones(value, ndim):
+    """NumPy's setitem broadcasting: a value may have extra leading dims of size 1."""
+    extra = len(value.shape) - ndim
+    if all(n == 1 for n in value.shape[:extra]):
+        return value.reshape(value.shape[extra:])
+    return value  # the copy's infer raises NumPy's broadcast error
+
+
+_object_setattr = object.__setattr__
+_set_shape = _RawArray.__dict__["shape"].__set__
+_set_offset = _RawArray.__dict__["_offset"].__set__
+_set_strides = _RawArray.__dict__["_strides"].__set__
+_set_view_cache = _RawArray.__dict__["_view_cache"].__set__
 
 # Every NDArray's dtype is a supported one (checked where it is made) and its shape a tuple
 # of ints: the ops' lean infer paths may read both without checks.
@@ -412,15 +524,34 @@ ops.register_array_type(NDArray)
 
 
 # ---------------------------------------------------------------- indexing helpers
+_BASIC_PART_TYPES = frozenset((int, slice, type(None), type(Ellipsis)))
+
+
 def _normalize_key(key):
-    """NDArray indices inside a key become NumPy arrays (that waits for them)."""
-    if isinstance(key, NDArray):
-        return key.asnumpy()
-    if isinstance(key, tuple) and any(isinstance(k, NDArray) for k in key):
-        return tuple(k.asnumpy() if isinstance(k, NDArray) else k for k in key)
-    if isinstance(key, list):
-        return np.asarray(key)
-    return key
+    """The key as the op will use it when it runs: NDArray indices become NumPy arrays (that
+    waits for them), and NumPy arrays and lists are copied, so that a caller who reuses or
+    changes them after the call does not change what the queued op selects."""
+    kind = type(key)
+    if kind is int or kind is slice:
+        return key
+    if kind is tuple:
+        for part in key:
+            if type(part) not in _BASIC_PART_TYPES:
+                return tuple(_frozen_index(part) for part in key)
+        return key
+    if kind is list:
+        return np.array(key)  # NumPy treats a list key as one index array
+    return _frozen_index(key)
+
+
+def _frozen_index(part):
+    if isinstance(part, NDArray):
+        return part.asnumpy()  # a fresh copy
+    if isinstance(part, np.ndarray):
+        return part.copy()
+    if isinstance(part, list):
+        return np.array(part)
+    return part
 
 
 def _is_basic_key(key):
@@ -585,6 +716,10 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
             outputs = [_new_array(shape, dtype, ctx, engine) for shape, dtype in specs]
             req = _WRITE_TO * len(outputs)
     else:
+        if out._chunk.ctx is not ctx and ctx_check:
+            raise ValueError(
+                f"{op.name}: arrays are on different contexts ({ctx} and {out._chunk.ctx}); "
+                "move one with .copyto(ctx) or .as_in_context(ctx) first")
         shape, dtype = specs[0]
         if shape != out.shape:
             raise ValueError(f"{op.name}: result of shape {shape} cannot be written into "

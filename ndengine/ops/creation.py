@@ -6,12 +6,15 @@ our dtypes, so a Numba loop would add compile time and nothing else.
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
-from .dtypes import check_dtype, result_type
+from .dtypes import check_dtype, check_scalar_fits, result_type
 from .outputs import single_output, write_with_req
 from .registry import Operator, OpReq, add_operator
+from .indexing import setitem_value_shape
+from .shapes import broadcast_shapes, check_shape
 
 _WRITE_TO = OpReq.WRITE_TO
 _WRITE_INPLACE = OpReq.WRITE_INPLACE
@@ -19,13 +22,17 @@ _FILL_PARAMS = frozenset(("value", "shape", "dtype"))
 _SCALAR_TYPES = frozenset((bool, int, float))
 
 
-def _shape(shape) -> tuple:
-    if isinstance(shape, (int, np.integer)):
-        shape = (shape,)
-    shape = tuple(int(n) for n in shape)
-    if any(n < 0 for n in shape):
-        raise ValueError(f"negative dimensions are not allowed: {shape}")
-    return shape
+_shape = check_shape
+
+
+def scalar_param(value):
+    """A creation op's scalar parameter as the op will read it when it runs: a NumPy 0-d
+    array becomes an (immutable) NumPy scalar; a bigger array is NumPy's TypeError."""
+    if isinstance(value, np.ndarray):
+        if value.ndim:
+            raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
+        return value[()]
+    return value
 
 
 def _creation_kernel(make):
@@ -43,7 +50,21 @@ def _creation_kernel(make):
 # fill ------------------------------------------------------------------------
 
 def infer_fill(*, value=0, shape=(), dtype=None):
-    return [(_shape(shape), check_dtype(dtype) if dtype is not None else result_type(value))]
+    shape = _shape(shape)
+    value_shape = np.shape(value)
+    if value_shape and not _broadcasts_to(setitem_value_shape(value_shape, shape), shape):
+        raise ValueError(f"could not broadcast input array from shape {value_shape} into "
+                         f"shape {shape}")
+    return [(shape, check_dtype(dtype) if dtype is not None else result_type(value))]
+
+
+def _broadcasts_to(source, target) -> bool:
+    if len(source) > len(target):
+        return False
+    try:
+        return broadcast_shapes(source, target) == target
+    except ValueError:
+        return False
 
 
 def make_fill(dtype, *, value=0, **_):
@@ -57,11 +78,13 @@ def fill_infer_key(inputs, params):
     shape = params.get("shape", ())
     if type(shape) is not tuple and type(shape) is not int:
         return None
+    kind = type(params.get("value", 0))
+    if kind not in _SCALAR_TYPES:
+        return None  # an array value: its shape must broadcast to the shape, checked each time
     dtype = params.get("dtype")
     if dtype is not None:
         return shape, dtype, None
-    kind = type(params.get("value", 0))
-    return (shape, None, kind) if kind in _SCALAR_TYPES else None
+    return shape, None, kind
 
 
 def fill_kernel(inputs, outputs, req, **params):
@@ -81,20 +104,31 @@ def _arange_args(start, stop, step):
     if stop is None:
         start, stop = 0, start
     if step == 0:
-        raise ValueError("arange: step must not be zero")
+        raise ZeroDivisionError("division by zero")  # NumPy's error
     return start, stop, step
 
 
 def infer_arange(*, start=0, stop=None, step=1, dtype=None):
-    start, stop, step = _arange_args(start, stop, step)
+    start, stop, step = (scalar_param(v) for v in _arange_args(start, stop, step))
     # NumPy's length rule: ceil((stop - start) / step), never negative.
     if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)):
         length = len(range(int(start), int(stop), int(step)))
     else:
-        length = max(0, math.ceil((stop - start) / step))
+        span = (stop - start) / step
+        if span != span:
+            raise ValueError("arange: cannot compute length")
+        if math.isinf(span):
+            raise ValueError("Maximum allowed size exceeded")
+        length = max(0, math.ceil(span))
     if dtype is None:
         dtype = np.result_type(*(np.asarray(v) for v in (start, stop, step)))
-    return [((length,), check_dtype(dtype))]
+    dtype = check_dtype(dtype)
+    if dtype.kind == "b" and length > 2:
+        raise TypeError("arange() is only supported for booleans when the result has at most "
+                        "length 2.")
+    for value in (start, stop, step):
+        check_scalar_fits(value, dtype)  # NumPy 2: arange(-1, 3, dtype=uint8) overflows
+    return [((length,), dtype)]
 
 
 def make_arange(dtype, *, start=0, stop=None, step=1, **_):
@@ -105,9 +139,12 @@ def make_arange(dtype, *, start=0, stop=None, step=1, **_):
 # linspace --------------------------------------------------------------------
 
 def infer_linspace(*, start, stop, num=50, endpoint=True, dtype=None):
+    num = operator.index(num)
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
-    return [((int(num),), check_dtype(dtype if dtype is not None else np.float64))]
+    # array bounds give one sample row per step, as in NumPy (axis=0)
+    bounds = tuple(broadcast_shapes(np.shape(start), np.shape(stop)))
+    return [((num, *bounds), check_dtype(dtype if dtype is not None else np.float64))]
 
 
 def make_linspace(dtype, *, start, stop, num=50, endpoint=True, **_):
@@ -117,7 +154,8 @@ def make_linspace(dtype, *, start, stop, num=50, endpoint=True, **_):
 # eye -------------------------------------------------------------------------
 
 def infer_eye(*, N, M=None, k=0, dtype=np.float64):
-    return [((int(N), int(N if M is None else M)), check_dtype(dtype))]
+    operator.index(k)  # NumPy's TypeError for a float k
+    return [(_shape((N, N if M is None else M)), check_dtype(dtype))]
 
 
 def make_eye(dtype, *, N, M=None, k=0, **_):

@@ -80,6 +80,35 @@ def check_scalar_fits(value, dtype: np.dtype):
         np.asarray(value, dtype=dtype)  # raises OverflowError with NumPy's message
 
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def check_scalar_into(value, dtype: np.dtype) -> None:
+    """Raise (or warn) as NumPy does when the scalar ``value`` is assigned into an array of
+    ``dtype``: NaN or inf into an integer array, a Python int out of the dtype's range, a
+    float that overflows float32. The common cases are decided without NumPy."""
+    kind = type(value)
+    if kind is bool or dtype.kind == "b":
+        return
+    if kind is int:
+        if dtype.kind in "iu":
+            lo, hi = int_bounds(dtype)
+            if lo <= value <= hi:
+                return
+        elif -(1 << 53) <= value <= (1 << 53):
+            return
+    elif kind is float:
+        if dtype.kind == "f":
+            if dtype.itemsize == 8 or value != value or -_FLOAT32_MAX <= value <= _FLOAT32_MAX:
+                return
+        elif -9.2e18 < value < 9.2e18:  # finite: NumPy truncates, then checks the range
+            lo, hi = int_bounds(dtype)
+            if lo <= int(value) <= hi:
+                return
+    probe = np.empty((), dtype)
+    probe[()] = value  # NumPy's own conversion raises (or warns) exactly as NumPy does
+
+
 # ------------------------------------------------------------- fast look-ups
 # The per-call fast paths of infer and the kernels must not re-run np.dtype()
 # and a tuple scan on every call: these dicts map what they have seen to the

@@ -35,11 +35,21 @@ def take_kernel(inputs, outputs, req, *, key):
         np.copyto(out, selected)  # NumPy copes with selected overlapping out
 
 
+def setitem_value_shape(value_shape: tuple, region: tuple) -> tuple:
+    """NumPy's setitem broadcasting: the value may have extra leading dims of size 1,
+    dropped before it is broadcast to the indexed region."""
+    extra = len(value_shape) - len(region)
+    if extra > 0 and all(n == 1 for n in value_shape[:extra]):
+        return value_shape[extra:]
+    return value_shape
+
+
 def infer_assign(target, value, *, key):
     region = indexed_shape(shape_of(target), key)
-    if broadcast_shapes(shape_of(value), region) != region:
-        raise ValueError(f"could not broadcast value of shape {shape_of(value)} "
-                         f"into indexed region of shape {region}")
+    value_shape = setitem_value_shape(shape_of(value), region)
+    if len(value_shape) > len(region) or broadcast_shapes(value_shape, region) != region:
+        raise ValueError(f"could not broadcast input array from shape {shape_of(value)} "
+                         f"into shape {region}")
     return [(shape_of(target), check_dtype(target.dtype))]
 
 

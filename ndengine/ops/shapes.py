@@ -1,6 +1,8 @@
 """Shape arithmetic for infer functions: broadcasting and axis handling."""
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
@@ -19,6 +21,36 @@ def broadcast_shapes(*shapes) -> tuple:
     except ValueError:
         listed = ", ".join(str(tuple(s)) for s in shapes)
         raise ValueError(f"operands could not be broadcast together with shapes {listed}") from None
+
+
+def check_shape(shape) -> tuple:
+    """A shape argument as NumPy's creation functions take it (an int or a sequence of ints),
+    as a tuple of Python ints; NumPy's TypeError or ValueError otherwise."""
+    if type(shape) is int and shape >= 0:
+        return (shape,)
+    if type(shape) is tuple:
+        for n in shape:
+            if type(n) is not int or n < 0:
+                break
+        else:
+            return shape
+    if isinstance(shape, (bool, np.bool_)):
+        raise TypeError(f"expected a sequence of integers or a single integer, got '{shape}'")
+    if shape is None:
+        raise TypeError("Use () not None as shape arguments")
+    try:
+        dims = (operator.index(shape),)
+    except TypeError:
+        if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
+            if isinstance(shape, (str, bytes)):
+                raise TypeError(f"'{type(shape).__name__}' object cannot be interpreted as an "
+                                "integer") from None
+            raise TypeError(f"expected a sequence of integers or a single integer, "
+                            f"got '{shape}'") from None
+        dims = tuple(operator.index(n) for n in shape)
+    if any(n < 0 for n in dims):
+        raise ValueError("negative dimensions are not allowed")
+    return dims
 
 
 def normalize_axes(axis, ndim: int) -> tuple:
@@ -89,6 +121,6 @@ def spec_dtype_shape(value):
         return None
 
 
-__all__ = ["shape_of", "broadcast_shapes", "normalize_axes", "normalize_axis_index",
+__all__ = ["shape_of", "broadcast_shapes", "check_shape", "normalize_axes", "normalize_axis_index",
            "reduced_shape", "canonical_shape",
            "spec_dtype_shape", "register_array_type", "TRUSTED_SPEC_TYPES"]
