@@ -57,6 +57,17 @@ def test_getitem_index_array_is_read_at_the_call():
     assert_same(base[[3, 1, 4]], picked.asnumpy())
 
 
+def test_split_indices_are_read_at_the_call():
+    base = np.arange(12.0)
+    x = nd.array(base)
+    cuts = np.array([2, 5])
+    with engine_held(x):
+        pieces = nd.split(x, cuts)
+        cuts[:] = [7, 9]
+    for want, got in zip(np.split(base, [2, 5]), pieces):
+        assert_same(want, got.asnumpy())
+
+
 def test_getitem_mask_and_tuple_lists_are_read_at_the_call():
     base = np.arange(12.0).reshape(3, 4)
     x = nd.array(base)

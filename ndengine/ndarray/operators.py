@@ -221,8 +221,10 @@ def _call_split(op, args):
     ary = args["ary"]
     ctx = _context_of((ary,))
     ary = ary if isinstance(ary, NDArray) else _as_operand(np.asarray(ary), ctx)
-    return invoke(op, [ary], {"indices_or_sections": args["indices_or_sections"],
-                              "axis": args["axis"]}, ctx=ctx)
+    cuts = args["indices_or_sections"]
+    if not isinstance(cuts, (int, np.integer)):  # read at the call, not when the op runs
+        cuts = tuple(int(i) for i in (cuts.asnumpy() if isinstance(cuts, NDArray) else cuts))
+    return invoke(op, [ary], {"indices_or_sections": cuts, "axis": args["axis"]}, ctx=ctx)
 
 
 _NO_VALUE = np._NoValue  # NumPy's "not given" default (shown as <no value>)
