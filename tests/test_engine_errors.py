@@ -20,7 +20,8 @@ def failing_op_body(rc):
 
 
 def frames(exc):
-    return [f.name for f in traceback.extract_tb(exc.__traceback__)]
+    """The exception as printed: the wait's frames, then the op's traceback (a note)."""
+    return "".join(traceback.format_exception(exc))
 
 
 def push_expecting(eng, kind, exc_type, *args, **kwargs):

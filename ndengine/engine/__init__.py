@@ -14,9 +14,11 @@ Every engine takes the same calls:
 
     push_sync(fn, ctx, const_vars=(), mutable_vars=(), prop=NORMAL, priority=0, name=None,
               info=None, origin=None, overwrites=())      (push_async: fn(run_ctx, on_complete))
-        origin      where the push came from: None, a short string, or (filename, line), e.g.
-                    from `caller_origin()`. When the op fails, its error gets the note
-                    "raised by NAME, pushed at ORIGIN" (once per exception object).
+        origin      where the push came from: None, a short string, (filename, line), or a
+                    function returning one, called in the pushing thread only when needed
+                    (``origin=caller_origin``: the first frame outside ndengine). When the op
+                    fails, its error gets the note "raised by NAME, pushed at ORIGIN" (once
+                    per exception object).
         overwrites  a subset of mutable_vars that the op overwrites completely (it must not
                     also read them). An op whose failed vars are all in ``overwrites`` (and
                     which reads no failed var) runs, and when it succeeds their error is gone.

@@ -5,12 +5,15 @@
 * `ForkedWhilePending`: in a forked child, the error of a var whose write was still in flight in
   the parent at the fork (see threaded.py, "Fork").
 * `interrupted`: the error stored on the outputs of an op cut short by Ctrl-C.
-* `record_failure`: called once when an op fails, before its error is stored: drops the
-  engine's own frame from the traceback, clears the locals of the op's finished frames (so a
-  kept error does not keep the op's arrays alive; file, line and function stay for printing),
-  and adds the note "raised by NAME, pushed at FILE:LINE" when the push gave an origin.
+* `record_failure`: called once when an op fails, before its error is stored: replaces the
+  traceback by a note holding it formatted (frames would keep the op's arrays, and every
+  caller's locals, alive as long as the error), and adds the note "raised by NAME, pushed at
+  FILE:LINE" when the push gave an origin.
 * `caller_origin`: the (filename, line) of the first frame outside the ndengine package, for a
-  push's ``origin=``; with NDENGINE_FULL_STACKS=1, the whole formatted stack instead.
+  push's ``origin=``; with NDENGINE_FULL_STACKS=1, the whole formatted stack instead. Pass the
+  function itself (``origin=caller_origin``): the engine calls it only when it must, in the
+  pushing thread: at the push of an op that is queued, at the failure of one run at once (the
+  tiny-op path and the NaiveEngine), so a tiny op that succeeds pays nothing.
 """
 import concurrent.futures
 import os
@@ -18,7 +21,7 @@ import sys
 import traceback
 
 __all__ = ["Cancelled", "ForkedWhilePending", "interrupted", "record_failure", "caller_origin",
-           "describe_origin", "NOTE_PREFIX"]
+           "describe_origin", "resolve_origin", "NOTE_PREFIX"]
 
 NOTE_PREFIX = "raised by "
 _ENGINE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -47,8 +50,14 @@ def interrupted(interrupt):
     return error, None
 
 
+def resolve_origin(origin):
+    """A push's ``origin`` made concrete: a callable one is called (in the pushing thread)."""
+    return origin() if callable(origin) else origin
+
+
 def describe_origin(origin):
-    """``origin`` (None, a string, or (filename, line)) as text, or None."""
+    """``origin`` (None, a string, (filename, line), or a callable giving one) as text."""
+    origin = resolve_origin(origin)
     if origin is None or isinstance(origin, str):
         return origin
     filename, line = origin
@@ -56,38 +65,53 @@ def describe_origin(origin):
 
 
 def record_failure(exc, name, origin, caught_here):
-    """Prepare ``exc``, the error of a failed op, to be stored; returns its traceback.
+    """Prepare ``exc``, the error of a failed op, to be stored; returns the traceback to
+    store with it (always None).
 
-    ``caught_here``: exc was caught by the engine around the op's function, so the first
-    traceback entry is the engine's own frame, still running: it is dropped (it would keep the
-    op, and so its arrays, alive); the op's frames below it have finished: their locals are
-    cleared. The note naming the op is added once per exception object."""
+    A traceback keeps its frames, and each frame keeps its caller (``f_back``) with all its
+    locals once it has finished: the op, its arrays, the worker's or the pushing thread's
+    frames. So a stored error keeps no traceback: the op's traceback (``caught_here``: without
+    the engine's own frames) becomes a note, formatted, as do those of the exceptions chained
+    to it. Its type, message and identity are unchanged. Then the note naming the op and its
+    push is added. Each note is added once per exception object."""
+    notes = getattr(exc, "__notes__", None) or ()
     tb = exc.__traceback__
-    if caught_here:  # idempotent: only the engine's frames are dropped
+    if caught_here:
         while tb is not None and tb.tb_frame.f_code.co_filename.startswith(_ENGINE_DIR):
             tb = tb.tb_next
-        exc.__traceback__ = tb
-    _clear_chain(exc)
-    where = describe_origin(origin)
-    if where is not None:
-        notes = getattr(exc, "__notes__", None)
-        if not notes or not any(isinstance(n, str) and n.startswith(NOTE_PREFIX)
-                                for n in notes):
+    if tb is not None:
+        _add_note(exc, TRACEBACK_PREFIX + "".join(traceback.format_tb(tb)).rstrip())
+    exc.__traceback__ = None
+    _strip_chain(exc)
+    if not any(isinstance(n, str) and n.startswith(NOTE_PREFIX) for n in notes):
+        where = describe_origin(origin)
+        if where is not None:
             label = name if isinstance(name, str) else getattr(name, "__name__", "an op")
-            try:
-                exc.add_note(f"{NOTE_PREFIX}{label}, pushed at {where}")
-            except Exception:  # noqa: BLE001 - an exception class that refuses notes
-                pass
-    return tb
+            _add_note(exc, f"{NOTE_PREFIX}{label}, pushed at {where}")
+    return None
 
 
-def _clear_chain(exc):
-    seen = set()
-    while exc is not None and id(exc) not in seen and len(seen) < 16:
-        seen.add(id(exc))
-        if exc.__traceback__ is not None:
-            traceback.clear_frames(exc.__traceback__)  # skips frames still running
-        exc = exc.__cause__ or exc.__context__
+TRACEBACK_PREFIX = "the op's traceback (most recent call last):\n"
+
+
+def _add_note(exc, note):
+    try:
+        exc.add_note(note)
+    except Exception:  # noqa: BLE001 - an exception class that refuses notes
+        pass
+
+
+def _strip_chain(exc):
+    """The exceptions chained to exc keep their tracebacks as notes, not as frames."""
+    seen = {id(exc)}
+    chained = exc.__cause__ or exc.__context__
+    while chained is not None and id(chained) not in seen and len(seen) < 16:
+        seen.add(id(chained))
+        if chained.__traceback__ is not None:
+            _add_note(chained, TRACEBACK_PREFIX
+                      + "".join(traceback.format_tb(chained.__traceback__)).rstrip())
+            chained.__traceback__ = None
+        chained = chained.__cause__ or chained.__context__
 
 
 def _full_stack(frame):
@@ -99,8 +123,8 @@ _FULL_STACKS = os.environ.get("NDENGINE_FULL_STACKS", "") not in ("", "0")
 
 def caller_origin():
     """Where the user's code called into ndengine: (filename, line) of the first frame
-    outside the package, above the caller of this function. Never keeps the frame."""
-    frame = _getframe(2)
+    outside the package. Never keeps the frame."""
+    frame = _getframe(1)
     while frame is not None:
         code = frame.f_code
         if not code.co_filename.startswith(_PACKAGE_DIR):

@@ -11,8 +11,10 @@ queued, so cancel_pending has nothing to drop. One re-entrant lock serialises op
 several threads; it is taken with ``with`` so Ctrl-C cannot leave it held, and an op
 interrupted by Ctrl-C fails its outputs with an "interrupted" error.
 
-State: ``_lock``; ``_run_ctxs`` (ctx -> RunContext); ``_stopped``; ``_seq`` (push counter, for
-``ThreadedVar.error_seq``); ``profiling`` and ``_records``.
+State: ``_lock``; ``_run_ctxs`` (ctx -> RunContext); ``_stopped``; ``_seq`` (failure counter:
+ops run at their push, so it orders failures as pushed, for ``ThreadedVar.error_seq``);
+``_any_failed`` (set once an op failed: until then no op checks its vars' errors); ``profiling``
+and ``_records``.
 """
 import itertools
 import threading
@@ -49,6 +51,7 @@ class NaiveEngine:
         self._records = []
         self._var_ids = itertools.count()  # kept across fork: ids stay unique
         self._seq = itertools.count(1)
+        self._any_failed = False  # until an op fails, no op needs the failed-var check
         self._init_state()
 
     def _init_state(self):
@@ -122,7 +125,7 @@ class NaiveEngine:
         with self._lock:
             run_ctx = self._run_ctxs.get(ctx) or self._run_context(ctx)
             failed = None
-            if kind is not DELETE:
+            if self._any_failed and kind is not DELETE:
                 failed = inherited_failure(const_vars, mutable_vars, overwrites)
             record = self.profiling or profiling
             start = time.perf_counter_ns() if record else 0
@@ -130,7 +133,6 @@ class NaiveEngine:
             if failed is not None:
                 error, traceback, seq = failed.error, failed.error_tb, failed.error_seq
             else:
-                seq = next(self._seq)
                 error, traceback = _call(fn, is_async, run_ctx)
                 if isinstance(error, KeyboardInterrupt):
                     interrupt = error  # the outputs fail; Ctrl-C itself goes on to the user
@@ -143,14 +145,18 @@ class NaiveEngine:
                     start, time.perf_counter_ns(), tuple(v.id for v in const_vars),
                     tuple(v.id for v in mutable_vars), info, error is not None))
             if error is not None:
+                self._any_failed = True
+                if failed is None:
+                    seq = next(self._seq)  # ops run at their push: failure order is push order
                 for var in mutable_vars:
                     if var.error is None or var in overwrites:
                         var.error, var.error_tb, var.error_seq = error, traceback, seq
                 if interrupt is not None:
                     raise interrupt
                 _raise_stored(error, traceback)
-            for var in overwrites:  # rewritten completely: sound again
-                var.error = var.error_tb = None
+            if overwrites:
+                for var in overwrites:  # rewritten completely: sound again
+                    var.error = var.error_tb = None
 
     def wait_for_var(self, var):
         if var.error is not None:

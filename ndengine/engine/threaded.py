@@ -37,9 +37,9 @@ that takes such a block skips it, as it skips an op whose input failed, and its 
 with `Cancelled`. Ops already running finish; ops pushed afterwards run, unless they read a
 cancelled output (then they fail with the same Cancelled error) or overwrite it completely.
 
-Fork. Before a fork the engine waits for the blocks pushed before the fork started (so the
-child sees their results), but not for ops other threads push meanwhile, then holds its lock
-across the fork. The child keeps every var and its error, starts new pools lazily, and drops
+Fork. Before a fork the engine waits for the blocks the forking thread pushed (and so for
+everything they depend on): the child sees their results. It does not wait for other threads,
+which may push forever; it then holds its lock across the fork. The child keeps every var and its error, starts new pools lazily, and drops
 what was still pending: a var that an op still pending at the fork (queued, running on a worker
 or in another thread) was to write fails with `ForkedWhilePending`; vars only read become idle.
 Pending deletions are dropped too (their memory stays with the parent's copy).
@@ -50,15 +50,14 @@ Engine state, field by field (all guarded by ``_lock``)
     _max_pending     push blocks, while more are pending, until ``_resume_at`` or fewer remain.
     _sleepers        locks of threads sleeping in a wait, in back-pressure or in a fork; a
                      completion releases them all when the engine goes idle, when ``_pending``
-                     reaches ``_resume_at`` or when ``_old_pending`` reaches zero.
+                     reaches ``_resume_at``, or at every completion while ``_forking``.
     _errors          (exception, traceback) of failed ops that no wait has raised yet, in the
                      order they failed; wait_for_var removes the ones it raises.
     _pools           ctx -> [WorkerPool or None per FnProperty], filled lazily by
                      ``_select_pool`` (a list indexed by the property keeps the lookup in C).
     _any_failed      set once any op failed or was cancelled; until then workers skip the check.
     _cancel_below    blocks with a smaller seq that have not started are cancelled.
-    _fork_seq        while a fork waits: blocks pushed before it have a smaller seq (else -1).
-    _old_pending     while a fork waits: how many of those are still pending (else -1).
+    _forking         True while a fork waits: every completion wakes the sleepers.
     _all_pools       every pool started, for shutdown.
     _seq             push counter: ties between equal priorities go to the earlier push.
     profiling        when True every executed op appends an `OpRecord` to ``_records``.
@@ -79,7 +78,8 @@ from collections import namedtuple
 
 from .config import MAX_WORKERS, env_int, worker_count
 from .context import Context, FnProperty, RunContext
-from .errors import Cancelled, ForkedWhilePending, interrupted, record_failure
+from .errors import (Cancelled, ForkedWhilePending, interrupted, record_failure,
+                     resolve_origin)
 from .var import (DELETE, DISPATCHED, OP, WAIT, WRITE_TRIGGERED, OprBlock, ThreadedVar,
                   inherited_failure)
 
@@ -102,9 +102,25 @@ OpRecord.__doc__ = ("One executed op: its name, Context, worker thread name, sta
 
 class _ThreadState(threading.local):
     """What the current thread does for the engine: ``engine`` is set while it runs ops (a
-    worker, or a pusher running an ASYNC op inline), so a wait from inside an op is caught."""
+    worker, or a pusher running an ASYNC op inline), so a wait from inside an op is caught;
+    ``pusher`` counts the blocks it pushed that are still pending (see Fork)."""
 
     engine = None  # a class default: a missing attribute on a local costs an exception
+    pusher = None
+
+
+class _Pusher:
+    __slots__ = ("pending",)
+
+    def __init__(self):
+        self.pending = 0
+
+
+def _this_pusher():
+    pusher = _tls.pusher
+    if pusher is None:
+        pusher = _tls.pusher = _Pusher()
+    return pusher
 
 
 _tls = _ThreadState()
@@ -249,8 +265,7 @@ class ThreadedEngine:
         self._seq = itertools.count(1)  # 0 is the WAIT markers'
         self._stopped = False
         self._cancel_below = 0
-        self._fork_seq = -1
-        self._old_pending = -1
+        self._forking = False
 
     def __repr__(self):
         return f"<{self.kind} cpu_workers={self.num_cpu_workers} pending={self._pending}>"
@@ -276,7 +291,8 @@ class ThreadedEngine:
             if var.deleted:
                 raise ValueError(f"{var!r} was deleted; it cannot be used by a new op")
         block = OprBlock(op.fn, True, ctx, op.const_vars, op.mutable_vars, op.prop, priority,
-                         next(self._seq), op.name, None, OP, op, profiling, origin)
+                         next(self._seq), op.name, None, OP, op, profiling,
+                         resolve_origin(origin))
         self._push_block(block)
 
     # ---------------------------------------------------------------- pushing
@@ -294,8 +310,8 @@ class ThreadedEngine:
                     fn, ctx, const_vars, mutable_vars, name, info, origin):
                 return
         self._push_block(OprBlock(fn, False, ctx, const_vars, mutable_vars, prop, priority,
-                                  next(self._seq), name, info, OP, None, False, origin,
-                                  overwrites))
+                                  next(self._seq), name, info, OP, None, False,
+                                  resolve_origin(origin), overwrites))
 
     def push_async(self, fn, ctx, const_vars=(), mutable_vars=(), prop=NORMAL, priority=0,
                    name=None, info=None, origin=None, overwrites=()):
@@ -305,8 +321,8 @@ class ThreadedEngine:
         else:
             const_vars, mutable_vars = _normalize_vars(const_vars, mutable_vars)
         self._push_block(OprBlock(fn, True, ctx, const_vars, mutable_vars, prop, priority,
-                                  next(self._seq), name, info, OP, None, False, origin,
-                                  overwrites))
+                                  next(self._seq), name, info, OP, None, False,
+                                  resolve_origin(origin), overwrites))
 
     def delete_variable(self, delete_fn, ctx, var):
         """Run delete_fn(run_ctx) after every op pushed earlier on var, failed or not.
@@ -357,6 +373,7 @@ class ThreadedEngine:
         if not isinstance(block.ctx, Context):
             raise TypeError(f"ctx must be a Context such as cpu(0), got {block.ctx!r}")
         run_inline = blocked = False
+        pusher = _this_pusher()
         try:
             while True:
                 with self._lock:
@@ -371,6 +388,7 @@ class ThreadedEngine:
                         if pool is None:  # first use: start it here (a missing CuPy raises)
                             pool = self._select_pool(block)
                         block.pool = pool
+                        block.pusher = pusher
                         run_inline = self._push_locked(block)
                         break
                     sleeper = self._new_sleeper()  # back-pressure: wait for room
@@ -417,6 +435,7 @@ class ThreadedEngine:
         if block.stage == num_vars:
             if block.kind is not WAIT:
                 self._pending += 1
+                block.pusher.pending += 1
                 if block.opr is not None:
                     block.opr.num_pending += 1
             block.wait -= 1
@@ -455,6 +474,7 @@ class ThreadedEngine:
                 if pools is None or pools[ASYNC] is None:  # first use: the push starts it
                     return False
                 write = writes[0]
+                read = other = None
                 if write.pending_write is not None or write.num_pending_reads \
                         or write.error is not None:
                     return False
@@ -490,8 +510,31 @@ class ThreadedEngine:
                 raise
             error = exc
         _tls.engine = outer
-        done = []
         interrupt = None
+        if error is None:  # the common case, spelled out: nobody queued on its vars meanwhile
+            fast = False
+            try:
+                with self._lock:
+                    if not write.queue and (num_reads == 0 or (
+                            read.pending_write is None
+                            and (num_reads == 1 or other.pending_write is None))):
+                        if num_reads:
+                            read.num_pending_reads -= 1
+                            if num_reads == 2:
+                                other.num_pending_reads -= 1
+                        write.pending_write = None
+                        write.num_pending_reads = 0
+                        self._pending_now -= 1
+                        fast = True
+                        if self._sleepers and self._pending_now == 0 and self._pending == 0:
+                            self._wake_sleepers()
+            except KeyboardInterrupt as early:
+                if fast:
+                    raise  # the marks are back: the interrupt can go on
+                interrupt = early  # before any update: the general path below does them
+            if fast:
+                return True
+        done = []
         while True:  # take the marks back, to the end, even through another Ctrl-C
             try:
                 self._finish_now(done, error, fn, ctx, reads, writes, name, info, origin)
@@ -505,28 +548,8 @@ class ThreadedEngine:
         return True
 
     def _finish_now(self, done, error, fn, ctx, reads, writes, name, info, origin):
-        """Completion of a run-now op; restartable: ``done`` records what was finished."""
-        if done and done[0] is True:
-            return
-        if error is None and not done:
-            with self._lock:
-                write = writes[0]
-                num_reads = len(reads)
-                if not write.queue and (num_reads == 0 or (
-                        reads[0].pending_write is None
-                        and (num_reads == 1 or reads[1].pending_write is None))):
-                    # nobody queued on its vars meanwhile: plain field updates
-                    if num_reads:
-                        reads[0].num_pending_reads -= 1
-                        if num_reads == 2:
-                            reads[1].num_pending_reads -= 1
-                    write.pending_write = None
-                    write.num_pending_reads = 0
-                    self._pending_now -= 1
-                    done.append(True)
-                    if self._sleepers and self._pending_now == 0 and self._pending == 0:
-                        self._wake_sleepers()
-                    return
+        """Completion of a run-now op that failed, or on whose vars another thread queued
+        meanwhile, through a block; restartable: ``done`` holds the block once made."""
         if not done:
             seq = next(self._seq)
             if error is None:
@@ -535,8 +558,7 @@ class ThreadedEngine:
                 outcome = (*interrupted(error), seq, False)
             else:
                 outcome = (error, record_failure(error, name or fn, origin, True), seq, True)
-            block = OprBlock(fn, False, ctx, reads, writes, ASYNC, 0, seq, name, info,
-                             origin=origin)
+            block = OprBlock(fn, False, ctx, reads, writes, ASYNC, 0, seq, name, info)
             done.extend((block, outcome))
         block, outcome = done
         self._complete(block, *outcome, None, _RUNNING_NOW)
@@ -771,8 +793,7 @@ class ThreadedEngine:
                 self._pending_now -= 1
             else:
                 self._pending -= 1
-                if block.seq < self._fork_seq:
-                    self._old_pending -= 1
+                block.pusher.pending -= 1
                 opr = block.opr
                 if opr is not None:
                     opr.num_pending -= 1
@@ -780,7 +801,7 @@ class ThreadedEngine:
                         opr.fn = None
             block.done = num_vars + 2
         if self._sleepers and (self._pending + self._pending_now == 0
-                               or self._pending == self._resume_at or self._old_pending == 0):
+                               or self._pending == self._resume_at or self._forking):
             self._wake_sleepers()
         return self._finish_ready(ready, pool) if ready else None
 
@@ -929,24 +950,23 @@ class ThreadedEngine:
                     pool.wakeups.put(None)
 
     def _before_fork(self):
-        """Wait for the blocks pushed before the fork (not for those other threads push
-        meanwhile), then hold the lock across the fork. Never raises: os.fork would go on
+        """Wait for the blocks this thread pushed (not for other threads, which may push
+        forever), then hold the lock across the fork. Never raises: os.fork would go on
         without the lock."""
-        if _tls.engine is not self:
+        pusher = _tls.pusher
+        if _tls.engine is not self and pusher is not None:
             try:
-                with self._lock:
-                    self._fork_seq = next(self._seq)
-                    self._old_pending = self._pending
                 while True:
                     with self._lock:
-                        if self._old_pending <= 0:
+                        if pusher.pending <= 0:
                             break
+                        self._forking = True
                         sleeper = self._new_sleeper()
                     sleeper.acquire(timeout=_POLL)
             except BaseException:  # noqa: B902 - Ctrl-C: fork with what is finished
                 pass
         self._lock.acquire()
-        self._fork_seq = self._old_pending = -1
+        self._forking = False
 
     def _after_fork_in_parent(self):
         self._lock.release()
@@ -959,6 +979,7 @@ class ThreadedEngine:
         self._init_state()
         self._errors, self._records = errors, records
         _tls.engine = None
+        _tls.pusher = None  # what it counted was dropped with the parent's pending work
         return had_pending
 
 

@@ -39,6 +39,8 @@ OprBlock, field by field
     waiter             for WAIT blocks, the lock the waiting thread blocks on; for async
                        blocks, set once on_complete was called.
     pool               the worker pool chosen at push (threaded engines).
+    pusher             the pushing thread's counter of its pending blocks (threaded engines;
+                       a fork waits for the forking thread's own ones).
     stage              push progress: how many of its vars it was appended to (reads, then
                        writes); one more once the push released its hold; DISPATCHED once it was
                        handed to a pool's queue (or, for a WAIT block, finished).
@@ -178,7 +180,7 @@ class ThreadedVar:
 class OprBlock:
     __slots__ = ("fn", "is_async", "ctx", "const_vars", "mutable_vars", "overwrites", "prop",
                  "priority", "seq", "name", "info", "origin", "wait", "kind", "opr",
-                 "profiling", "waiter", "pool", "stage", "done", "last_grant")
+                 "profiling", "waiter", "pool", "pusher", "stage", "done", "last_grant")
 
     def __init__(self, fn, is_async, ctx, const_vars, mutable_vars, prop, priority, seq, name,
                  info=None, kind=OP, opr=None, profiling=False, origin=None, overwrites=()):
@@ -200,6 +202,7 @@ class OprBlock:
         self.profiling = profiling
         self.waiter = None
         self.pool = None
+        self.pusher = None
         self.stage = 0
         self.done = 0
         self.last_grant = None
