@@ -113,8 +113,10 @@ def test_wait_for_all_raises_first_unseen_error_then_forgets(engines, kind):
     with pytest.raises(Boom) as info:
         wait_var(eng, a)  # the user has seen e1: wait_for_all does not raise it again
     assert info.value is e1
-    eng.push_sync(raise_(e2), cpu(), mutable_vars=[b])
-    eng.push_sync(raise_(Boom("third")), cpu(), mutable_vars=[eng.new_variable()])
+    d = eng.new_variable()
+    eng.push_sync(raise_(e2), cpu(), mutable_vars=[b, d])
+    # fails after e2 for sure: it waits for e2's op (on d), and runs as it overwrites d
+    eng.push_sync(raise_(Boom("third")), cpu(), mutable_vars=[d], overwrites=[d])
     with pytest.raises(Boom) as info:
         wait_all(eng)
     assert info.value is e2

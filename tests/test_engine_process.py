@@ -285,6 +285,14 @@ FORK_STORM_SCRIPT = """
                 if theirs.error is not None:
                     assert isinstance(theirs.error, E.ForkedWhilePending), theirs.error
                     assert "parent process when it forked" in str(theirs.error)
+                    # an op that reads it is skipped with that error, on every path
+                    ran, out = [], eng.new_variable()
+                    eng.push_sync(lambda rc: ran.append(1), E.cpu(), (theirs,), (out,))
+                    try:
+                        eng.wait_for_var(out)
+                        raise AssertionError("an op on a var lost at the fork ran")
+                    except E.ForkedWhilePending:
+                        assert ran == []
                 # the child's engine works: the failed var is usable once overwritten
                 eng.push_sync(lambda rc: None, E.cpu(), (), (theirs,), overwrites=(theirs,))
                 for _ in range(5):

@@ -976,6 +976,8 @@ class ThreadedEngine:
         Returns True when ops were pending at the fork (their vars need `fail_forked_vars`)."""
         errors, records = self._errors, self._records
         had_pending = bool(self._pending or self._pending_now)
+        if had_pending:
+            self._any_failed = True  # some vars fail with ForkedWhilePending
         self._init_state()
         self._errors, self._records = errors, records
         _tls.engine = None
