@@ -86,7 +86,7 @@ def run_storm(kind, signals, seed, timeout):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_ctrl_c_storm(kind):
-    run_storm(kind, 200, 1, timeout=120)
+    run_storm(kind, 400, 1, timeout=150)
 
 
 @pytest.mark.slow
