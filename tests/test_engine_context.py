@@ -281,3 +281,64 @@ def test_get_is_thread_safe():
     proc = run_script(code)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["8", "1"]
+
+
+ENV_ERROR_PROBE = """
+    import warnings
+    import ndengine.engine as E
+    try:
+        E.get()
+        print("no error")
+    except ValueError as exc:
+        print("ValueError:", exc)
+"""
+
+
+@pytest.mark.parametrize("name, value", [
+    ("NDENGINE_CPU_WORKER_NTHREADS", "abc"), ("NDENGINE_CPU_WORKER_NTHREADS", "0"),
+    ("NDENGINE_CPU_WORKER_NTHREADS", "-2"), ("NDENGINE_GPU_WORKER_NTHREADS", "0"),
+    ("NDENGINE_MAX_PENDING", "-3"), ("NDENGINE_MAX_PENDING", "0"),
+    ("NDENGINE_MAX_PENDING", "1.5"), ("NDENGINE_ENGINE_TYPE", "Bogus"),
+])
+@pytest.mark.parametrize("kind", KINDS)
+def test_bad_environment_fails_at_engine_creation_naming_the_variable(kind, name, value):
+    env = {"NDENGINE_ENGINE_TYPE": kind, name: value}
+    proc = run_script(ENV_ERROR_PROBE, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("ValueError:"), proc.stdout
+    assert name in proc.stdout and repr(value) in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize("kind", THREADED)
+def test_absurd_worker_count_is_capped_with_a_warning(kind):
+    code = f"""
+        import threading, warnings
+        import ndengine.engine as E
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            eng = E.get()
+        assert type(eng).__name__ == {kind!r}
+        assert eng.num_cpu_workers == E.MAX_WORKERS, eng.num_cpu_workers
+        messages = [str(w.message) for w in caught if w.category is RuntimeWarning]
+        assert any("NDENGINE_CPU_WORKER_NTHREADS=100000" in m for m in messages), messages
+        v = eng.new_variable()
+        eng.push_sync(lambda rc: None, E.cpu(), (), (v,))
+        eng.wait_for_var(v)
+        assert threading.active_count() <= E.MAX_WORKERS + 2, threading.active_count()
+        print("capped", E.MAX_WORKERS)
+    """
+    proc = run_script(code, env={"NDENGINE_ENGINE_TYPE": kind,
+                                 "NDENGINE_CPU_WORKER_NTHREADS": "100000"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("capped")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_create_checks_worker_counts(kind):
+    with pytest.raises(ValueError, match="num_cpu_workers"):
+        E.create(kind, num_cpu_workers="abc")
+    with pytest.warns(RuntimeWarning, match="num_cpu_workers=100000"):
+        eng = E.create(kind, num_cpu_workers=100000)
+    if kind != "NaiveEngine":
+        assert eng.num_cpu_workers == E.MAX_WORKERS
+    eng.notify_shutdown()

@@ -1,5 +1,10 @@
 """Ctrl-C: a wait is interruptible, an op interrupted in the pushing thread fails its outputs
-(never garbage) while the interrupt reaches the user, and the engine keeps working."""
+(never garbage) while the interrupt reaches the user, and the engine keeps working; a storm of
+SIGINTs at random moments never leaves the engine wedged (interrupt_storm.py).
+
+Every child script restores Python's SIGINT handler first: a test suite run as a background job
+starts with SIGINT ignored, and then no signal would raise."""
+import os
 import subprocess
 import sys
 import textwrap
@@ -7,9 +12,11 @@ import textwrap
 import pytest
 
 KINDS = ("NaiveEngine", "ThreadedEnginePooled", "ThreadedEnginePerDevice")
+STORM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "interrupt_storm.py")
 
 SCRIPT = textwrap.dedent("""
     import os, signal, sys, threading, time
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from ndengine import engine
     from ndengine.engine import FnProperty, cpu
     eng = engine.create(sys.argv[1], num_cpu_workers=2)
@@ -68,3 +75,22 @@ def test_ctrl_c(kind):
     assert "op interrupted" in result.stdout
     if kind != "NaiveEngine":
         assert "wait interrupted" in result.stdout
+
+
+def run_storm(kind, signals, seed, timeout):
+    result = subprocess.run([sys.executable, STORM, kind, str(signals), str(seed)],
+                            capture_output=True, text=True, timeout=timeout)
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    assert "storm ok" in result.stdout, result.stdout + result.stderr[-3000:]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_ctrl_c_storm(kind):
+    run_storm(kind, 400, 1, timeout=150)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [11, 12, 13])
+@pytest.mark.parametrize("kind", KINDS)
+def test_ctrl_c_storm_long(kind, seed):
+    run_storm(kind, 1500, seed, timeout=300)

@@ -10,22 +10,51 @@ vars allow and in push order where they conflict::
     eng.push_sync(lambda rc: ..., engine.cpu(), const_vars=[a], mutable_vars=[b])
     eng.wait_for_var(b)
 
+Every engine takes the same calls:
+
+    push_sync(fn, ctx, const_vars=(), mutable_vars=(), prop=NORMAL, priority=0, name=None,
+              info=None, origin=None, overwrites=())      (push_async: fn(run_ctx, on_complete))
+        origin      where the push came from: None, a short string, (filename, line), or a
+                    function returning one, called in the pushing thread only when needed
+                    (``origin=caller_origin``: the first frame outside ndengine). When the op
+                    fails, its error gets the note "raised by NAME, pushed at ORIGIN" (once
+                    per exception object).
+        overwrites  a subset of mutable_vars that the op overwrites completely (it must not
+                    also read them). An op whose failed vars are all in ``overwrites`` (and
+                    which reads no failed var) runs, and when it succeeds their error is gone.
+    wait_for_var(var), wait_for_all()
+        An error raised by wait_for_var is not raised again by wait_for_all. A wait cut short
+        by Ctrl-C raises KeyboardInterrupt with a note on how many ops are still queued.
+    cancel_pending() -> int
+        Drop every op pushed so far that has not started; their outputs fail with `Cancelled`
+        at the next wait. Returns about how many were dropped. ``cancel()`` below does it on
+        the process-wide engine.
+
+Which error an op inherits when several of its vars failed: the earliest failure in push
+order (`var.inherited_failure`), on every engine. Bad settings in the environment raise at
+engine creation, naming the variable (config.py).
+
 Modules: context.py (Context, RunContext, FnProperty), var.py (the dependency algorithm),
-threaded.py (the pooled and per-device engines and their state), naive.py (the synchronous one).
+threaded.py (the pooled and per-device engines and their state), naive.py (the synchronous one),
+errors.py (Cancelled, error notes and origins), config.py (environment variables).
 """
 import atexit
 import os
 import threading
+import warnings
 import weakref
 
 from .context import Context, FnProperty, RunContext, cpu, current_context, gpu
+from .config import MAX_WORKERS, env_int
+from .errors import Cancelled, ForkedWhilePending, caller_origin
 from .naive import NaiveEngine
 from .threaded import (OpRecord, ThreadedEngine, ThreadedEnginePerDevice, ThreadedEnginePooled,
-                       default_stream_factory, env_int)
+                       default_stream_factory, fail_forked_vars)
 
-__all__ = ["create", "get", "set_engine", "Context", "cpu", "gpu", "current_context",
-           "RunContext", "FnProperty", "OpRecord", "NaiveEngine", "ThreadedEnginePooled",
-           "ThreadedEnginePerDevice", "KINDS", "default_stream_factory"]
+__all__ = ["create", "get", "set_engine", "cancel", "Context", "cpu", "gpu",
+           "current_context", "RunContext", "FnProperty", "OpRecord", "NaiveEngine",
+           "ThreadedEnginePooled", "ThreadedEnginePerDevice", "KINDS", "default_stream_factory",
+           "Cancelled", "ForkedWhilePending", "caller_origin", "MAX_WORKERS"]
 
 KINDS = {
     "NaiveEngine": NaiveEngine,
@@ -54,20 +83,43 @@ def create(kind, **options):
 def get():
     """The process-wide engine, created on first use from the environment:
     NDENGINE_ENGINE_TYPE (default ThreadedEnginePerDevice), NDENGINE_CPU_WORKER_NTHREADS,
-    NDENGINE_GPU_WORKER_NTHREADS and NDENGINE_MAX_PENDING."""
+    NDENGINE_GPU_WORKER_NTHREADS and NDENGINE_MAX_PENDING (config.py). A bad value raises
+    ValueError naming the variable."""
     global _global
     engine = _global
     if engine is None:
         with _global_lock:
             if _global is None:
-                options = {"num_cpu_workers": env_int("NDENGINE_CPU_WORKER_NTHREADS")}
-                gpu_workers = env_int("NDENGINE_GPU_WORKER_NTHREADS")
-                if gpu_workers is not None:
-                    options["num_gpu_workers"] = gpu_workers
-                _global = create(os.environ.get("NDENGINE_ENGINE_TYPE",
-                                                "ThreadedEnginePerDevice"), **options)
+                _global = _from_environment()
             engine = _global
     return engine
+
+
+def _from_environment():
+    kind = os.environ.get("NDENGINE_ENGINE_TYPE", "").strip() or "ThreadedEnginePerDevice"
+    if kind not in KINDS:
+        raise ValueError(f"environment variable NDENGINE_ENGINE_TYPE must be one of "
+                         f"{sorted(KINDS)}, got {kind!r}")
+    options = {}
+    for name, option in (("NDENGINE_CPU_WORKER_NTHREADS", "num_cpu_workers"),
+                         ("NDENGINE_GPU_WORKER_NTHREADS", "num_gpu_workers")):
+        value = env_int(name, minimum=1)
+        if value is not None:
+            if value > MAX_WORKERS:
+                warnings.warn(f"environment variable {name}={value} is more threads than can "
+                              f"help; using {MAX_WORKERS} (4 per core, at least 64)",
+                              RuntimeWarning, stacklevel=3)
+                value = MAX_WORKERS
+            options[option] = value
+    options["max_pending"] = env_int("NDENGINE_MAX_PENDING", 10000, minimum=1)
+    return create(kind, **options)
+
+
+def cancel():
+    """Drop the queued (not started) ops of the process-wide engine; returns about how many.
+    Their outputs fail with `Cancelled` at the next wait; the engine keeps working."""
+    engine = _global
+    return engine.cancel_pending() if engine is not None else 0
 
 
 def set_engine(engine):
@@ -93,21 +145,37 @@ def _finish_at_exit():
             pass
 
 
+# Fork (threaded.py, "Fork", says what the child gets). One fork at a time; every engine
+# waits for the work pushed before the fork, then holds its lock across it. The engines of the
+# fork are remembered, so the after-fork handlers release exactly the locks taken.
+_fork_lock = threading.Lock()
+_forking = []
+
+
 def _before_fork():
-    for engine in list(_engines):
+    _fork_lock.acquire()
+    _forking[:] = list(_engines)
+    for engine in _forking:
         engine._before_fork()
 
 
 def _after_fork_in_parent():
-    for engine in list(_engines):
+    for engine in _forking:
         engine._after_fork_in_parent()
+    _forking.clear()
+    _fork_lock.release()
 
 
 def _after_fork_in_child():
-    global _global_lock
+    global _global_lock, _fork_lock
     _global_lock = threading.Lock()
-    for engine in list(_engines):
-        engine._after_fork_in_child()
+    _fork_lock = threading.Lock()
+    had_pending = False
+    for engine in _forking:
+        had_pending |= bool(engine._after_fork_in_child())
+    _forking.clear()
+    if had_pending:
+        fail_forked_vars()
 
 
 if hasattr(os, "register_at_fork"):

@@ -7,11 +7,12 @@ worker of that pool, if there is one, is woken. A worker runs the block, then co
 var grants the ops queued behind it, and the worker keeps the best newly ready block of its own
 pool to run next (no queue round trip, no wake-up) and dispatches the rest.
 
-The tiny-op path. An ASYNC op whose vars are all free when it is pushed runs at once in the
-pushing thread (``_run_now``): its vars are marked under the lock (a read counted, each written
-var given ``_RUNNING_NOW`` as its pending write), the op runs outside it, and the marks are taken
-back under it, with no block made and no pool involved. Anything else (a var busy or failed,
-profiling on, back-pressure, a pool not started yet) goes through a block as above.
+The tiny-op path. An ASYNC op (at most two reads, one write) whose vars are all free when it is
+pushed runs at once in the pushing thread (``_run_now``): its vars are marked under the lock (a
+read counted, the written var given ``_RUNNING_NOW`` as its pending write), the op runs outside
+it, and the marks are taken back under it, with no block made unless the op fails or another
+thread queued on its vars meanwhile. Anything else (a var busy or failed, profiling on,
+back-pressure, a pool not started yet) goes through a block as above.
 
 Why one lock. Every state change (var queues, wait counters, pool queues, counters) happens under
 one engine-wide ``threading.Lock``. Under CPython's GIL only one thread runs Python at a time
@@ -19,42 +20,77 @@ anyway, so a per-var mutex (MXNet's design) buys no parallelism and costs an acq
 one lock held for a few microseconds per push and per completion is cheaper, and it makes every
 transition atomic, so dispatch never races with a completion. Op functions always run outside it.
 
+Ctrl-C. KeyboardInterrupt reaches only the main thread, between bytecodes (see var.py for where).
+So the lock is only ever taken with ``with`` (an interrupt cannot fall between the acquire and
+the block that releases it), and each transition made under it (push, completion, dispatch) is
+restartable: it records its progress on the block (``stage``, ``done``), and when an interrupt
+lands inside it, the handler calls it again, still under the lock, until it is finished, then
+lets the interrupt go on. An op interrupted while it runs in the pushing thread fails its
+outputs with an "interrupted" error; one interrupted before it started runs on a worker. Waits
+sleep on a lock of their own outside the engine lock (never a Condition, whose re-acquire an
+interrupt can skip), and poll every ``_POLL`` seconds in case a wake-up was lost to an interrupt.
+An interrupted wait's KeyboardInterrupt carries a note saying how many ops are still queued and
+how to drop them (``cancel_pending``).
+
+Cancelling. ``cancel_pending()`` drops every op pushed so far that has not started: a worker
+that takes such a block skips it, as it skips an op whose input failed, and its outputs fail
+with `Cancelled`. Ops already running finish; ops pushed afterwards run, unless they read a
+cancelled output (then they fail with the same Cancelled error) or overwrite it completely.
+
+Fork. Before a fork the engine waits for the blocks the forking thread pushed (and so for
+everything they depend on): the child sees their results. It does not wait for other threads,
+which may push forever; it then holds its lock across the fork. The child keeps every var and its error, starts new pools lazily, and drops
+what was still pending: a var that an op still pending at the fork (queued, running on a worker
+or in another thread) was to write fails with `ForkedWhilePending`; vars only read become idle.
+Pending deletions are dropped too (their memory stays with the parent's copy).
+
 Engine state, field by field (all guarded by ``_lock``)
-    _pending         ops pushed and not finished (WAIT markers excluded).
+    _pending         blocks pushed and not finished (WAIT markers excluded).
+    _pending_now     ops running on the run-now path (not blocks).
     _max_pending     push blocks, while more are pending, until ``_resume_at`` or fewer remain.
-    _waiters         threads blocked in wait_for_all or back-pressure; completions notify
-                     ``_state_changed`` only when there are some.
-    _errors          (exception, traceback) of failed ops that wait_for_all has not raised yet,
-                     in the order they failed.
+    _sleepers        locks of threads sleeping in a wait, in back-pressure or in a fork; a
+                     completion releases them all when the engine goes idle, when ``_pending``
+                     reaches ``_resume_at``, or at every completion while ``_forking``.
+    _errors          (exception, traceback) of failed ops that no wait has raised yet, in the
+                     order they failed; wait_for_var removes the ones it raises.
     _pools           ctx -> [WorkerPool or None per FnProperty], filled lazily by
                      ``_select_pool`` (a list indexed by the property keeps the lookup in C).
-    _any_failed      set once any op failed; until then workers skip the failed-var check.
+    _any_failed      set once any op failed or was cancelled; until then workers skip the check.
+    _cancel_below    blocks with a smaller seq that have not started are cancelled.
+    _forking         True while a fork waits: every completion wakes the sleepers.
     _all_pools       every pool started, for shutdown.
     _seq             push counter: ties between equal priorities go to the earlier push.
     profiling        when True every executed op appends an `OpRecord` to ``_records``.
 
 WorkerPool state
     heap             [(-priority, seq, block)]: ready blocks, best first.
-    idle             workers parked on their own ``wakeup`` lock; a dispatch pops one and
-                     releases its lock, so a worker is woken at most once and only when idle.
-    workers          the Worker objects (thread, wakeup lock, run contexts by ctx).
+    num_idle         workers parked on ``wakeups``; a dispatch puts one token there when one is
+                     idle (one C call, so an interrupt cannot leave a worker half woken).
+    workers          the Worker objects (thread, run contexts by ctx).
 """
 import heapq
 import itertools
 import os
+import queue as _queue
 import threading
 import time
 from collections import namedtuple
 
+from .config import MAX_WORKERS, env_int, worker_count
 from .context import Context, FnProperty, RunContext
-from .var import DELETE, OP, WAIT, WRITE_TRIGGERED, OprBlock, ThreadedVar
+from .errors import (Cancelled, ForkedWhilePending, interrupted, record_failure,
+                     resolve_origin)
+from .var import (DELETE, DISPATCHED, OP, WAIT, WRITE_TRIGGERED, OprBlock, ThreadedVar,
+                  inherited_failure)
 
 __all__ = ["ThreadedEngine", "ThreadedEnginePooled", "ThreadedEnginePerDevice", "OpRecord",
-           "Operator", "default_stream_factory"]
+           "Operator", "default_stream_factory", "env_int", "MAX_WORKERS"]
 
 NORMAL, ASYNC, CPU_PRIORITIZED = FnProperty.NORMAL, FnProperty.ASYNC, FnProperty.CPU_PRIORITIZED
 COPY_PROPS = (FnProperty.COPY_FROM_GPU, FnProperty.COPY_TO_GPU)
 DELETE_PRIORITY = 1 << 30  # above any priority a user gives
+RUNNING = DISPATCHED + 1  # OprBlock.stage once a thread took the block to run it
+_POLL = 0.05  # seconds between re-checks of a sleeping wait
 # The pending write of the vars an op run by ``_run_now`` writes, while it runs.
 _RUNNING_NOW = OprBlock(None, False, None, (), (), ASYNC, 0, -1, "running now")
 
@@ -66,9 +102,25 @@ OpRecord.__doc__ = ("One executed op: its name, Context, worker thread name, sta
 
 class _ThreadState(threading.local):
     """What the current thread does for the engine: ``engine`` is set while it runs ops (a
-    worker, or a pusher running an ASYNC op inline), so a wait from inside an op is caught."""
+    worker, or a pusher running an ASYNC op inline), so a wait from inside an op is caught;
+    ``pusher`` counts the blocks it pushed that are still pending (see Fork)."""
 
     engine = None  # a class default: a missing attribute on a local costs an exception
+    pusher = None
+
+
+class _Pusher:
+    __slots__ = ("pending",)
+
+    def __init__(self):
+        self.pending = 0
+
+
+def _this_pusher():
+    pusher = _tls.pusher
+    if pusher is None:
+        pusher = _tls.pusher = _Pusher()
+    return pusher
 
 
 _tls = _ThreadState()
@@ -110,23 +162,22 @@ class Operator:
 
 
 class Worker:
-    __slots__ = ("thread", "wakeup", "run_ctxs", "name")
+    __slots__ = ("thread", "run_ctxs", "name")
 
     def __init__(self, name):
         self.name = name
         self.thread = None
-        self.wakeup = threading.Lock()
-        self.wakeup.acquire()  # held while not parked; a dispatch releases it to wake us
         self.run_ctxs = {}
 
 
 class WorkerPool:
-    __slots__ = ("name", "heap", "idle", "workers", "stopping")
+    __slots__ = ("name", "heap", "num_idle", "wakeups", "workers", "stopping")
 
     def __init__(self, name):
         self.name = name
         self.heap = []
-        self.idle = []
+        self.num_idle = 0
+        self.wakeups = _queue.SimpleQueue()
         self.workers = []
         self.stopping = False
 
@@ -160,23 +211,17 @@ def _normalize_vars(const_vars, mutable_vars):
     return const_vars, mutable_vars
 
 
-def env_int(name, default=None):
-    """An integer environment variable; a clear error names it when it is not one."""
-    value = os.environ.get(name)
-    if value in (None, ""):
-        return default
-    try:
-        return int(value)
-    except ValueError:
-        raise ValueError(f"environment variable {name} must be an integer, got {value!r}") \
-            from None
-
-
-def interrupted(interrupt):
-    """The error stored on the outputs of an op stopped by Ctrl-C, and its traceback."""
-    error = RuntimeError("this array's computation was interrupted (KeyboardInterrupt)")
-    error.__cause__ = interrupt
-    return error, interrupt.__traceback__
+def _normalize_overwrites(const_vars, mutable_vars, overwrites):
+    """(reads, writes, overwrites): overwrites must be written and not read by the op."""
+    overwrites = tuple(dict.fromkeys(overwrites))
+    for var in overwrites:
+        if not any(var is w for w in mutable_vars):
+            raise ValueError(f"overwrites: {var!r} is not among the vars the op writes")
+        if any(var is r for r in const_vars):
+            raise ValueError(f"overwrites: the op reads {var!r}, so it does not overwrite it "
+                             "completely")
+    const_vars, mutable_vars = _normalize_vars(const_vars, mutable_vars)
+    return const_vars, mutable_vars, overwrites
 
 
 def _raise_stored(error, traceback):
@@ -190,17 +235,16 @@ class ThreadedEngine:
 
     def __init__(self, num_cpu_workers=None, num_gpu_workers=2, num_copy_workers=1,
                  stream_factory=None, max_pending=None):
-        self.num_cpu_workers = (os.cpu_count() or 1) if num_cpu_workers is None \
-            else int(num_cpu_workers)
-        self.num_gpu_workers = int(num_gpu_workers)
-        self.num_copy_workers = int(num_copy_workers)
-        if min(self.num_cpu_workers, self.num_gpu_workers, self.num_copy_workers) < 1:
-            raise ValueError("worker counts must be at least 1")
+        self.num_cpu_workers = worker_count(
+            (os.cpu_count() or 1) if num_cpu_workers is None else num_cpu_workers,
+            "num_cpu_workers")
+        self.num_gpu_workers = worker_count(num_gpu_workers, "num_gpu_workers")
+        self.num_copy_workers = worker_count(num_copy_workers, "num_copy_workers")
         self.stream_factory = stream_factory or default_stream_factory
         if max_pending is None:
-            max_pending = env_int("NDENGINE_MAX_PENDING", 10000)
-        if max_pending < 1:
-            raise ValueError("max_pending must be at least 1")
+            max_pending = env_int("NDENGINE_MAX_PENDING", 10000, minimum=1)
+        if isinstance(max_pending, bool) or not isinstance(max_pending, int) or max_pending < 1:
+            raise ValueError(f"max_pending must be an integer of at least 1, got {max_pending!r}")
         self._max_pending = max_pending
         self._resume_at = max_pending * 3 // 4
         self.profiling = False
@@ -211,15 +255,17 @@ class ThreadedEngine:
 
     def _init_state(self):
         self._lock = threading.Lock()
-        self._state_changed = threading.Condition(self._lock)
         self._pending = 0
-        self._waiters = 0
+        self._pending_now = 0
+        self._sleepers = []
         self._errors = []
         self._pools = {}
         self._all_pools = []
         self._inline_run_ctxs = {}  # ctx -> RunContext for ops run in the pushing thread
-        self._seq = itertools.count()
+        self._seq = itertools.count(1)  # 0 is the WAIT markers'
         self._stopped = False
+        self._cancel_below = 0
+        self._forking = False
 
     def __repr__(self):
         return f"<{self.kind} cpu_workers={self.num_cpu_workers} pending={self._pending}>"
@@ -238,31 +284,45 @@ class ThreadedEngine:
             if op.num_pending == 0:
                 op.fn = None
 
-    def push(self, op, ctx, priority=0, profiling=False):
+    def push(self, op, ctx, priority=0, profiling=False, origin=None):
         if op.deleted:
             raise ValueError(f"{op!r} was deleted; it cannot be pushed")
         for var in op.const_vars + op.mutable_vars:
             if var.deleted:
                 raise ValueError(f"{var!r} was deleted; it cannot be used by a new op")
         block = OprBlock(op.fn, True, ctx, op.const_vars, op.mutable_vars, op.prop, priority,
-                         next(self._seq), op.name, None, OP, op, profiling)
+                         next(self._seq), op.name, None, OP, op, profiling,
+                         resolve_origin(origin))
         self._push_block(block)
 
     # ---------------------------------------------------------------- pushing
     def push_sync(self, fn, ctx, const_vars=(), mutable_vars=(), prop=NORMAL, priority=0,
-                  name=None, info=None):
-        const_vars, mutable_vars = _normalize_vars(const_vars, mutable_vars)
-        if prop is ASYNC and not self.profiling and self._run_now(fn, ctx, const_vars,
-                                                                  mutable_vars, name, info):
-            return
+                  name=None, info=None, origin=None, overwrites=()):
+        """Push fn(run_ctx). ``origin``: where the push came from, named in the note of its
+        error; ``overwrites``: written vars the op overwrites completely (see push docs in
+        engine/__init__.py)."""
+        if overwrites:
+            const_vars, mutable_vars, overwrites = _normalize_overwrites(
+                const_vars, mutable_vars, overwrites)
+        else:
+            const_vars, mutable_vars = _normalize_vars(const_vars, mutable_vars)
+            if prop is ASYNC and not self.profiling and self._run_now(
+                    fn, ctx, const_vars, mutable_vars, name, info, origin):
+                return
         self._push_block(OprBlock(fn, False, ctx, const_vars, mutable_vars, prop, priority,
-                                  next(self._seq), name, info))
+                                  next(self._seq), name, info, OP, None, False,
+                                  resolve_origin(origin), overwrites))
 
     def push_async(self, fn, ctx, const_vars=(), mutable_vars=(), prop=NORMAL, priority=0,
-                   name=None, info=None):
-        const_vars, mutable_vars = _normalize_vars(const_vars, mutable_vars)
+                   name=None, info=None, origin=None, overwrites=()):
+        if overwrites:
+            const_vars, mutable_vars, overwrites = _normalize_overwrites(
+                const_vars, mutable_vars, overwrites)
+        else:
+            const_vars, mutable_vars = _normalize_vars(const_vars, mutable_vars)
         self._push_block(OprBlock(fn, True, ctx, const_vars, mutable_vars, prop, priority,
-                                  next(self._seq), name, info))
+                                  next(self._seq), name, info, OP, None, False,
+                                  resolve_origin(origin), overwrites))
 
     def delete_variable(self, delete_fn, ctx, var):
         """Run delete_fn(run_ctx) after every op pushed earlier on var, failed or not.
@@ -273,26 +333,34 @@ class ThreadedEngine:
         than after the work queued before it."""
         if not isinstance(ctx, Context):
             raise TypeError(f"ctx must be a Context such as cpu(0), got {ctx!r}")
-        with self._lock:
-            if var.deleted:
-                raise ValueError(f"{var!r} was already deleted")
-            var.deleted = True
-            now = var.is_idle() and ctx.device_type == "cpu"
-        if not now:
-            try:
-                self._push_block(self._deletion(delete_fn, ctx, var))
-            except BaseException:
-                var.deleted = False  # nothing was pushed: the var is still usable
-                raise
-            return
-        start = time.perf_counter_ns() if self.profiling else 0
+        block = None
+        marked = now = ran = False
         try:
-            delete_fn(RunContext(ctx, None))
-        except BaseException as exc:  # kept for wait_for_all, as a pushed deletion's would be
             with self._lock:
-                self._errors.append((exc, exc.__traceback__))
+                if var.deleted:
+                    raise ValueError(f"{var!r} was already deleted")
+                now = var.is_idle() and ctx.device_type == "cpu"
+                var.deleted = marked = True
+            if not now:
+                block = self._deletion(delete_fn, ctx, var)
+                self._push_block(block)
+                return
+            start = time.perf_counter_ns() if self.profiling else 0
+            ran = True
+            delete_fn(RunContext(ctx, None))
+        except BaseException as exc:
+            if not ran:
+                if marked and not now and (block is None or block.stage == 0):
+                    var.deleted = False  # nothing was pushed: the var is still usable
+                elif now and isinstance(exc, KeyboardInterrupt):
+                    delete_fn(RunContext(ctx, None))  # Ctrl-C just before it: still free
+                raise
+            # kept for wait_for_all, as a pushed deletion's would be
+            tb = record_failure(exc, "delete_variable", None, True)
+            with self._lock:
+                self._errors.append((exc, tb))
                 if var.error is None:
-                    var.error, var.error_tb = exc, exc.__traceback__
+                    var.error, var.error_tb, var.error_seq = exc, tb, next(self._seq)
         if self.profiling:
             self._record(self._deletion(delete_fn, ctx, var), start, time.perf_counter_ns(),
                          False)
@@ -304,103 +372,196 @@ class ThreadedEngine:
     def _push_block(self, block):
         if not isinstance(block.ctx, Context):
             raise TypeError(f"ctx must be a Context such as cpu(0), got {block.ctx!r}")
-        lock = self._lock
-        lock.acquire()
+        run_inline = blocked = False
+        pusher = _this_pusher()
         try:
-            if self._pending >= self._max_pending and _tls.engine is not self:
-                self._wait_for_room()
-            if self._stopped:
-                raise RuntimeError("the engine was shut down; no more ops can be pushed")
-            pools = self._pools.get(block.ctx)
-            pool = pools[block.prop] if pools is not None else None
-            if pool is None:  # first use: start it here, so e.g. a missing CuPy raises at push
-                pool = self._select_pool(block)
-            block.pool = pool
-            self._pending += 1
-            if block.opr is not None:
-                block.opr.num_pending += 1
-            for var in block.const_vars:
-                var.append_read(block)
-            for var in block.mutable_vars:
-                var.append_write(block)
-            block.wait -= 1
-            run_inline = block.wait == 0 and block.prop is ASYNC
-            if block.wait == 0 and not run_inline:
-                self._dispatch(block)
-        finally:
-            lock.release()
-        if run_inline:
-            self._run_inline(block)
+            while True:
+                with self._lock:
+                    # over the limit, a push waits until the pending ops fall to _resume_at
+                    limit = self._resume_at + 1 if blocked else self._max_pending
+                    if self._pending < limit or _tls.engine is self:
+                        if self._stopped:
+                            raise RuntimeError(
+                                "the engine was shut down; no more ops can be pushed")
+                        pools = self._pools.get(block.ctx)
+                        pool = pools[block.prop] if pools is not None else None
+                        if pool is None:  # first use: start it here (a missing CuPy raises)
+                            pool = self._select_pool(block)
+                        block.pool = pool
+                        block.pusher = pusher
+                        run_inline = self._push_locked(block)
+                        break
+                    sleeper = self._new_sleeper()  # back-pressure: wait for room
+                    blocked = True
+                sleeper.acquire(timeout=_POLL)
+            if run_inline:
+                self._run_inline(block)
+        except KeyboardInterrupt:
+            if run_inline and block.stage != RUNNING:
+                # Ctrl-C between the push and the inline run: a worker runs it instead
+                with self._lock:
+                    if block.stage != RUNNING:
+                        self._dispatch(block)
+            raise
 
-    def _run_now(self, fn, ctx, reads, writes, name, info):
+    def _push_locked(self, block):
+        """With the lock held: the whole push of ``block``, finished even if interrupted.
+        True when the block is ready and ASYNC: the caller runs it at once, inline."""
+        try:
+            return self._push_steps(block)
+        except KeyboardInterrupt:
+            while True:
+                try:
+                    self._push_steps(block)
+                    break
+                except KeyboardInterrupt:
+                    pass
+            if block.wait == 0 and block.stage < DISPATCHED and block.kind is not WAIT:
+                self._dispatch(block)  # not run inline: the caller is on its way out
+            raise
+
+    def _push_steps(self, block):
+        """The push, restartable (see var.py): appends to each var, counts it pending,
+        releases its own hold, and dispatches it (or finishes a WAIT marker) once ready."""
+        reads, writes = block.const_vars, block.mutable_vars
+        num_reads = len(reads)
+        num_vars = num_reads + len(writes)
+        while block.stage < num_vars:
+            i = block.stage
+            if i < num_reads:
+                reads[i].append_read(block)
+            else:
+                writes[i - num_reads].append_write(block)
+        if block.stage == num_vars:
+            if block.kind is not WAIT:
+                self._pending += 1
+                block.pusher.pending += 1
+                if block.opr is not None:
+                    block.opr.num_pending += 1
+            block.wait -= 1
+            block.stage = num_vars + 1
+        if block.wait == 0 and block.stage < DISPATCHED:
+            if block.kind is WAIT:  # granted at once: nothing ran; finish it here
+                self._finish_ready([block], None)
+            elif block.prop is ASYNC:
+                return True
+            else:
+                self._dispatch(block)
+        return False
+
+    def _run_now(self, fn, ctx, reads, writes, name, info, origin):
         """Run an ASYNC op in this thread if every var it uses is free; False if one is not
         (or back-pressure is on, one of its vars failed, or its pool is not started yet):
         then it is pushed as a block. This is the tiny-op path: no block is made unless the
-        op fails, and while it runs its vars hold ``_RUNNING_NOW`` as their pending write, so
-        ops pushed meanwhile by other threads queue behind it as behind a block."""
+        op fails, and while it runs its written var holds ``_RUNNING_NOW`` as its pending
+        write, so ops pushed meanwhile by other threads queue behind it as behind a block.
+        Each var update under the lock below is spelled out, with no call and no loop: an
+        interrupt can only fall before all of them or after all of them."""
+        num_reads = len(reads)
+        if len(writes) != 1 or num_reads > 2:
+            return False
         run_ctx = self._inline_run_ctxs.get(ctx)
         if run_ctx is None:
             run_ctx = self._inline_run_ctxs[ctx] = RunContext(ctx, None)
-        lock = self._lock
-        lock.acquire()  # not ``with``: acquire/release cost half as much, on every tiny op
-        try:
-            if self._pending >= self._max_pending or self._stopped:
-                return False
-            pools = self._pools.get(ctx)
-            if pools is None or pools[ASYNC] is None:  # first use: the push starts the pool
-                return False
-            for var in reads:
-                if var.pending_write is not None or var.error is not None:
-                    return False
-            for var in writes:
-                if (var.pending_write is not None or var.num_pending_reads
-                        or var.error is not None):
-                    return False
-            for var in reads:
-                var.num_pending_reads += 1
-            for var in writes:
-                var.pending_write = _RUNNING_NOW
-                var.num_pending_reads = WRITE_TRIGGERED
-            self._pending += 1
-        finally:
-            lock.release()
+        marked = False
+        error = None
         outer = _tls.engine
-        _tls.engine = self
         try:
+            with self._lock:
+                if self._pending >= self._max_pending or self._stopped:
+                    return False
+                pools = self._pools.get(ctx)
+                if pools is None or pools[ASYNC] is None:  # first use: the push starts it
+                    return False
+                write = writes[0]
+                read = other = None
+                if write.pending_write is not None or write.num_pending_reads \
+                        or write.error is not None:
+                    return False
+                if num_reads == 0:
+                    write.pending_write = _RUNNING_NOW
+                    write.num_pending_reads = WRITE_TRIGGERED
+                    self._pending_now += 1
+                    marked = True
+                elif num_reads == 1:
+                    read = reads[0]
+                    if read.pending_write is not None or read.error is not None:
+                        return False
+                    read.num_pending_reads += 1
+                    write.pending_write = _RUNNING_NOW
+                    write.num_pending_reads = WRITE_TRIGGERED
+                    self._pending_now += 1
+                    marked = True
+                else:
+                    read, other = reads
+                    if read.pending_write is not None or read.error is not None \
+                            or other.pending_write is not None or other.error is not None:
+                        return False
+                    read.num_pending_reads += 1
+                    other.num_pending_reads += 1
+                    write.pending_write = _RUNNING_NOW
+                    write.num_pending_reads = WRITE_TRIGGERED
+                    self._pending_now += 1
+                    marked = True
+            _tls.engine = self
             fn(run_ctx)
         except BaseException as exc:  # noqa: B902 - kept on the outputs, as a worker would
-            block = OprBlock(fn, False, ctx, reads, writes, ASYNC, 0, next(self._seq), name,
-                             info)
-            if isinstance(exc, KeyboardInterrupt):
-                self._complete(block, *interrupted(exc), False, None)
+            if not marked:
                 raise
-            self._complete(block, exc, exc.__traceback__, True, None)
-            return True
-        finally:
-            _tls.engine = outer
-        ready = []
-        lock.acquire()
-        try:
-            # var.complete_read / complete_write, spelled out for vars nobody queued on
-            for var in reads:
-                if var.pending_write is None:
-                    var.num_pending_reads -= 1
-                else:
-                    var.complete_read(ready)
-            for var in writes:
-                if var.queue:
-                    var.complete_write(ready)
-                else:
-                    var.pending_write = None
-                    var.num_pending_reads = 0
-            self._pending -= 1
-            if self._waiters and (self._pending == 0 or self._pending == self._resume_at):
-                self._state_changed.notify_all()
-            if ready:
-                self._finish_ready(ready, None)
-        finally:
-            lock.release()
+            error = exc
+        _tls.engine = outer
+        interrupt = None
+        if error is None:  # the common case, spelled out: nobody queued on its vars meanwhile
+            fast = False
+            try:
+                with self._lock:
+                    if not write.queue and (num_reads == 0 or (
+                            read.pending_write is None
+                            and (num_reads == 1 or other.pending_write is None))):
+                        if num_reads:
+                            read.num_pending_reads -= 1
+                            if num_reads == 2:
+                                other.num_pending_reads -= 1
+                        write.pending_write = None
+                        write.num_pending_reads = 0
+                        self._pending_now -= 1
+                        fast = True
+                        if self._sleepers and self._pending_now == 0 and self._pending == 0:
+                            self._wake_sleepers()
+            except KeyboardInterrupt as early:
+                if fast:
+                    raise  # the marks are back: the interrupt can go on
+                interrupt = early  # before any update: the general path below does them
+            if fast:
+                return True
+        done = []
+        while True:  # take the marks back, to the end, even through another Ctrl-C
+            try:
+                self._finish_now(done, error, fn, ctx, reads, writes, name, info, origin)
+                break
+            except KeyboardInterrupt as again:
+                interrupt = again
+        if isinstance(error, KeyboardInterrupt):
+            raise error  # the user's Ctrl-C goes on, now; the outputs failed
+        if interrupt is not None:
+            raise interrupt
         return True
+
+    def _finish_now(self, done, error, fn, ctx, reads, writes, name, info, origin):
+        """Completion of a run-now op that failed, or on whose vars another thread queued
+        meanwhile, through a block; restartable: ``done`` holds the block once made."""
+        if not done:
+            seq = next(self._seq)
+            if error is None:
+                outcome = (None, None, 0, False)
+            elif isinstance(error, KeyboardInterrupt):
+                outcome = (*interrupted(error), seq, False)
+            else:
+                outcome = (error, record_failure(error, name or fn, origin, True), seq, True)
+            block = OprBlock(fn, False, ctx, reads, writes, ASYNC, 0, seq, name, info)
+            done.extend((block, outcome))
+        block, outcome = done
+        self._complete(block, *outcome, None, _RUNNING_NOW)
 
     def _run_inline(self, block):
         run_ctx = self._inline_run_ctxs.get(block.ctx)
@@ -413,13 +574,18 @@ class ThreadedEngine:
         finally:
             _tls.engine = outer
 
-    def _wait_for_room(self):
-        self._waiters += 1
-        try:
-            while self._pending > self._resume_at:
-                self._state_changed.wait()
-        finally:
-            self._waiters -= 1
+    def _new_sleeper(self):
+        """With the lock held: a held lock that the next wake-up releases."""
+        sleeper = threading.Lock()
+        sleeper.acquire()
+        self._sleepers.append(sleeper)
+        return sleeper
+
+    def _wake_sleepers(self):
+        sleepers = self._sleepers
+        self._sleepers = []
+        for sleeper in sleepers:
+            sleeper.release()
 
     # ---------------------------------------------------------------- pools
     def _select_pool(self, block):
@@ -457,17 +623,24 @@ class ThreadedEngine:
         return RunContext(ctx, stream)
 
     def _dispatch(self, block):
+        """With the lock held: queue a ready block on its pool and wake an idle worker. The
+        stage is set right before the push, the idle count right before the wake-up, with no
+        interruption point between them."""
         if block.kind is WAIT:
             raise AssertionError("WAIT markers are finished by _finish_ready, not dispatched")
         pool = block.pool
-        heapq.heappush(pool.heap, (-block.priority, block.seq, block))
-        if pool.idle:
-            pool.idle.pop().wakeup.release()
+        if block.stage < DISPATCHED:
+            block.stage = DISPATCHED
+            heapq.heappush(pool.heap, (-block.priority, block.seq, block))
+        if pool.num_idle:
+            pool.num_idle -= 1
+            pool.wakeups.put(None)
 
     def _worker_main(self, pool, worker):
         _tls.engine = self
         lock = self._lock
         heap = pool.heap
+        wakeups = pool.wakeups
         run_ctxs = worker.run_ctxs
         block = None
         while True:
@@ -477,9 +650,9 @@ class ThreadedEngine:
                     if pool.stopping:
                         lock.release()
                         return
-                    pool.idle.append(worker)
+                    pool.num_idle += 1
                     lock.release()
-                    worker.wakeup.acquire()
+                    wakeups.get()
                     lock.acquire()
                 block = heapq.heappop(heap)[2]
                 lock.release()
@@ -490,45 +663,61 @@ class ThreadedEngine:
 
     # ---------------------------------------------------------------- running and completing
     def _execute(self, block, run_ctx, pool):
-        """Run block (or skip it when a var it uses failed); return the next block for this
-        worker, if completing this one made one ready in ``pool``."""
-        error = traceback = None
-        if self._any_failed and block.kind is not DELETE:
-            for var in block.const_vars:
-                if var.error is not None:
-                    error, traceback = var.error, var.error_tb
-            for var in block.mutable_vars:
-                if var.error is not None:
-                    error, traceback = var.error, var.error_tb
-        if error is not None:
-            if self.profiling or block.profiling:
-                now = time.perf_counter_ns()
-                self._record(block, now, now, True)
-            return self._complete(block, error, traceback, False, pool)
-        profiling = self.profiling or block.profiling
-        start = time.perf_counter_ns() if profiling else 0
-        if block.is_async:
-            try:
-                block.fn(run_ctx, _OnComplete(self, block, start if profiling else None))
-            except BaseException as exc:  # noqa: B902 - an op's failure must never kill a worker
-                self._async_raised(block, exc, start if profiling else None)
-            return None
+        """Run block (or skip it when a var it uses failed, or it was cancelled); return the
+        next block for this worker, if completing this one made one ready in ``pool``."""
+        block.stage = RUNNING
+        handed_off = False
         try:
-            block.fn(run_ctx)
-            if run_ctx.stream is not None:
-                _synchronize(run_ctx.stream)
-        except BaseException as exc:  # noqa: B902 - an op's failure must never kill a worker
+            error = None
+            if block.kind is not DELETE:
+                if block.seq < self._cancel_below:
+                    error = Cancelled(f"{block.name or 'the op'} was cancelled before it "
+                                      "started (cancel_pending); its outputs hold no value")
+                    traceback, error_seq = None, block.seq
+                elif self._any_failed:
+                    failed = inherited_failure(block.const_vars, block.mutable_vars,
+                                               block.overwrites)
+                    if failed is not None:
+                        error, traceback, error_seq = failed.error, failed.error_tb, \
+                            failed.error_seq
+            if error is not None:
+                if self.profiling or block.profiling:
+                    now = time.perf_counter_ns()
+                    self._record(block, now, now, True)
+                return self._complete(block, error, traceback, error_seq, False, pool, block)
+            profiling = self.profiling or block.profiling
+            start = time.perf_counter_ns() if profiling else 0
+            if block.is_async:
+                handed_off = True
+                try:
+                    block.fn(run_ctx, _OnComplete(self, block, start if profiling else None))
+                except BaseException as exc:  # noqa: B902 - an op's failure must never kill a worker
+                    self._async_raised(block, exc, start if profiling else None)
+                return None
+            try:
+                block.fn(run_ctx)
+                if run_ctx.stream is not None:
+                    _synchronize(run_ctx.stream)
+            except BaseException as exc:  # noqa: B902 - an op's failure must never kill a worker
+                if profiling:
+                    self._record(block, start, time.perf_counter_ns(), True)
+                if pool is None and isinstance(exc, KeyboardInterrupt):
+                    # Ctrl-C while the pushing thread ran the op: its outputs are incomplete, so
+                    # they fail; the interrupt itself goes on to the user, now, not at a wait.
+                    self._complete(block, *interrupted(exc), block.seq, False, pool, block)
+                    raise
+                tb = record_failure(exc, block.name or block.fn, block.origin, True)
+                return self._complete(block, exc, tb, block.seq, True, pool, block)
             if profiling:
-                self._record(block, start, time.perf_counter_ns(), True)
-            if pool is None and isinstance(exc, KeyboardInterrupt):
-                # Ctrl-C while the pushing thread ran the op: its outputs are incomplete, so
-                # they fail; the interrupt itself goes on to the user, now, not at a wait.
-                self._complete(block, *interrupted(exc), False, pool)
-                raise
-            return self._complete(block, exc, exc.__traceback__, True, pool)
-        if profiling:
-            self._record(block, start, time.perf_counter_ns(), False)
-        return self._complete(block, None, None, False, pool)
+                self._record(block, start, time.perf_counter_ns(), False)
+            return self._complete(block, None, None, 0, False, pool, block)
+        except KeyboardInterrupt as exc:  # the pushing thread, outside the op's own try
+            while not handed_off and block.done == 0:
+                try:
+                    self._complete(block, *interrupted(exc), block.seq, False, pool, block)
+                except KeyboardInterrupt:
+                    pass
+            raise
 
     def _async_raised(self, block, exc, start):
         """An async fn raised: that is its failure, unless it had already called on_complete,
@@ -536,9 +725,10 @@ class ThreadedEngine:
         with self._lock:
             done = block.waiter is not None
             if done:
-                self._errors.append((exc, exc.__traceback__))
+                self._errors.append((exc, record_failure(exc, block.name or block.fn,
+                                                         block.origin, True)))
         if not done:
-            _OnComplete(self, block, start)(exc)
+            _OnComplete(self, block, start, True)(exc)
 
     def _record(self, block, start, end, failed):
         # Raw fields only (the var tuples as they are): OpRecords are built by take_records,
@@ -548,45 +738,89 @@ class ThreadedEngine:
         with self._lock:
             self._records.append(record)
 
-    def _complete(self, block, error, traceback, failed_here, pool):
+    def _complete(self, block, error, traceback, error_seq, report, pool, writer,
+                  claim=False):
+        """Record the outcome of ``block`` (``report``: keep its error for wait_for_all) and
+        release its vars; ``writer`` is what its written vars hold as pending write (the
+        block, or ``_RUNNING_NOW``). ``claim``: also mark an async block's on_complete as
+        called, raising if it already was. Returns the next block for a worker of ``pool``."""
         ready = []
-        lock = self._lock
-        lock.acquire()
-        try:
+        with self._lock:
+            if claim:
+                if block.waiter is not None:
+                    raise RuntimeError(f"on_complete of {block!r} was called twice")
+                block.waiter = True  # async blocks reuse `waiter` as their completed flag
+            try:
+                return self._complete_steps(block, error, traceback, error_seq, report, pool,
+                                            writer, ready)
+            except KeyboardInterrupt:  # only the main thread gets these: finish, then go on
+                while True:
+                    try:
+                        self._complete_steps(block, error, traceback, error_seq, report,
+                                             None, writer, ready)
+                        break
+                    except KeyboardInterrupt:
+                        pass
+                raise
+
+    def _complete_steps(self, block, error, traceback, error_seq, report, pool, writer, ready):
+        """The completion, restartable (see var.py); ``block.done`` counts the steps done."""
+        if block.done == 0:
             if error is not None:
                 self._any_failed = True
-                if failed_here:
-                    self._errors.append((error, traceback))
+                overwrites = block.overwrites
                 for var in block.mutable_vars:
-                    if var.error is None:
-                        var.error, var.error_tb = error, traceback
-            for var in block.const_vars:
-                var.complete_read(ready)
-            for var in block.mutable_vars:
-                var.complete_write(ready)
-            self._pending -= 1
-            if block.opr is not None:
+                    if var.error is None or var in overwrites:
+                        var.error, var.error_tb, var.error_seq = error, traceback, error_seq
+            else:
+                for var in block.overwrites:  # rewritten completely: sound again
+                    var.error = var.error_tb = None
+            block.done = 1
+            if report:
+                self._errors.append((error, traceback))
+        reads, writes = block.const_vars, block.mutable_vars
+        num_reads = len(reads)
+        num_vars = num_reads + len(writes)
+        while block.done <= num_vars:
+            i = block.done - 1
+            if i < num_reads:
+                reads[i].complete_read(block, ready)
+            else:
+                writes[i - num_reads].complete_write(writer, ready)
+                block.done += 1
+        if block.done == num_vars + 1:
+            if writer is _RUNNING_NOW:
+                self._pending_now -= 1
+            else:
+                self._pending -= 1
+                block.pusher.pending -= 1
                 opr = block.opr
-                opr.num_pending -= 1
-                if opr.deleted and opr.num_pending == 0:
-                    opr.fn = None
-            if self._waiters and (self._pending == 0 or self._pending == self._resume_at):
-                self._state_changed.notify_all()
-            return self._finish_ready(ready, pool) if ready else None
-        finally:
-            lock.release()
+                if opr is not None:
+                    opr.num_pending -= 1
+                    if opr.deleted and opr.num_pending == 0:
+                        opr.fn = None
+            block.done = num_vars + 2
+        if self._sleepers and (self._pending + self._pending_now == 0
+                               or self._pending == self._resume_at or self._forking):
+            self._wake_sleepers()
+        return self._finish_ready(ready, pool) if ready else None
 
     def _finish_ready(self, ready, pool):
-        """Dispatch newly ready blocks; keep the best one of ``pool`` for the calling worker."""
+        """Dispatch newly ready blocks; keep the best one of ``pool`` for the calling worker.
+        Restartable: a block already dispatched or finished is skipped."""
         keep = None
         i = 0
         while i < len(ready):
             block = ready[i]
             i += 1
+            if block.stage >= DISPATCHED:
+                continue
             if block.kind is WAIT:
-                block.waiter.release()
-                for var in block.mutable_vars:
-                    var.complete_write(ready)
+                if block.done == 0:
+                    block.done = 1
+                    block.waiter.release()
+                block.mutable_vars[0].complete_write(block, ready)
+                block.stage = DISPATCHED
                 continue
             if keep is None and block.pool is pool and pool is not None:
                 keep = block
@@ -608,51 +842,88 @@ class ThreadedEngine:
 
     def wait_for_var(self, var):
         """Return when every op pushed before this call that reads or writes var has finished;
-        raise the error of the op that failed writing it, every time."""
+        raise the error of the op that failed writing it, every time (and wait_for_all will
+        not raise it again)."""
         self._check_not_in_op("wait_for_var")
-        lock = self._lock
-        with lock:
-            if var.is_idle():
-                waiter = None
-            else:
-                waiter = threading.Lock()
+        waiter = None
+        try:
+            with self._lock:
+                if not var.is_idle():
+                    waiter = threading.Lock()
+                    waiter.acquire()
+                    marker = OprBlock(None, False, None, (), (var,), NORMAL, 0, 0,
+                                      "wait_for_var", None, WAIT)
+                    marker.waiter = waiter
+                    self._push_locked(marker)
+            if waiter is not None:
                 waiter.acquire()
-                marker = OprBlock(None, False, None, (), (var,), NORMAL, 0, 0, "wait_for_var",
-                                  None, WAIT)
-                marker.waiter = waiter
-                var.append_write(marker)
-                marker.wait -= 1
-                if marker.wait == 0:  # granted at once: nothing ran; finish it here
-                    self._finish_ready([marker], None)
-        if waiter is not None:
-            waiter.acquire()
-        if var.error is not None:
-            _raise_stored(var.error, var.error_tb)
+        except KeyboardInterrupt as exc:
+            self._note_queued(exc)
+            raise
+        error = var.error
+        if error is not None:
+            self._forget_error(error)
+            _raise_stored(error, var.error_tb)
+
+    def _forget_error(self, error):
+        """``error`` was raised to the user by a wait: wait_for_all does not raise it again."""
+        with self._lock:
+            if self._errors:
+                self._errors = [entry for entry in self._errors if entry[0] is not error]
 
     def wait_for_all(self):
-        """Return when no op is pending; raise the first failure not raised by an earlier
-        wait_for_all (and forget the rest, so the next call is clean)."""
+        """Return when no op is pending; raise the first failure no wait has raised yet (and
+        forget the rest, so the next call is clean)."""
         self._check_not_in_op("wait_for_all")
-        with self._lock:
-            self._wait_idle_locked()
-            first = self._errors[0] if self._errors else None
-            self._errors.clear()
-        if first is not None:
-            _raise_stored(*first)
-
-    def _wait_idle_locked(self):
-        """With the lock held: wait until no op is pending."""
-        self._waiters += 1
+        errors = None
         try:
-            while self._pending:
-                self._state_changed.wait()
-        finally:
-            self._waiters -= 1
+            self._wait_idle(take_errors=True)
+        except KeyboardInterrupt as exc:
+            self._note_queued(exc)
+            raise
+        errors = self._taken_errors
+        self._taken_errors = None
+        if errors:
+            _raise_stored(*errors[0])
+
+    _taken_errors = None
+
+    def _wait_idle(self, take_errors=False):
+        """Sleep until nothing is pending; then (take_errors) move the errors to
+        ``_taken_errors``, in the same locked section that saw the engine idle."""
+        while True:
+            with self._lock:
+                if self._pending == 0 and self._pending_now == 0:
+                    if take_errors and self._errors:
+                        self._taken_errors, self._errors = self._errors, []
+                    return
+                sleeper = self._new_sleeper()
+            sleeper.acquire(timeout=_POLL)
 
     def _drain(self):
         """Wait for all pending work without raising or forgetting errors."""
+        self._wait_idle()
+
+    def _queued_estimate(self):
+        """About how many pushed ops have not started (pending, less the busy workers)."""
+        busy = sum(len(pool.workers) - pool.num_idle for pool in self._all_pools)
+        return max(0, self._pending - busy)
+
+    def _note_queued(self, interrupt):
+        queued = self._queued_estimate()
+        if queued:
+            interrupt.add_note(f"{queued} ops are still queued; call ndengine.cancel() "
+                               "(engine.cancel_pending()) to drop them")
+
+    def cancel_pending(self):
+        """Drop every op pushed so far that has not started: it will not run, and its
+        outputs (and those of ops that read them) fail with `Cancelled` at the next wait.
+        Ops already running finish; deletions still run; the engine keeps working.
+        Returns about how many ops were dropped."""
         with self._lock:
-            self._wait_idle_locked()
+            queued = self._queued_estimate()
+            self._cancel_below = next(self._seq)
+        return queued
 
     # ---------------------------------------------------------------- profiling
     def take_records(self):
@@ -674,48 +945,91 @@ class ThreadedEngine:
             self._stopped = True
             for pool in self._all_pools:
                 pool.stopping = True
-                while pool.idle:
-                    pool.idle.pop().wakeup.release()
+                while pool.num_idle:
+                    pool.num_idle -= 1
+                    pool.wakeups.put(None)
 
     def _before_fork(self):
-        # Drain while holding the lock, so no thread can push between the drain and the fork.
+        """Wait for the blocks this thread pushed (not for other threads, which may push
+        forever), then hold the lock across the fork. Never raises: os.fork would go on
+        without the lock."""
+        pusher = _tls.pusher
+        if _tls.engine is not self and pusher is not None:
+            try:
+                while True:
+                    with self._lock:
+                        if pusher.pending <= 0:
+                            break
+                        self._forking = True
+                        sleeper = self._new_sleeper()
+                    sleeper.acquire(timeout=_POLL)
+            except BaseException:  # noqa: B902 - Ctrl-C: fork with what is finished
+                pass
         self._lock.acquire()
-        if _tls.engine is not self:
-            self._wait_idle_locked()
+        self._forking = False
 
     def _after_fork_in_parent(self):
         self._lock.release()
 
     def _after_fork_in_child(self):
-        """Threads do not survive fork: keep vars, errors and records, start pools anew."""
+        """Threads do not survive fork: keep vars, errors and records, start pools anew.
+        Returns True when ops were pending at the fork (their vars need `fail_forked_vars`)."""
         errors, records = self._errors, self._records
+        had_pending = bool(self._pending or self._pending_now)
+        if had_pending:
+            self._any_failed = True  # some vars fail with ForkedWhilePending
         self._init_state()
         self._errors, self._records = errors, records
         _tls.engine = None
+        _tls.pusher = None  # what it counted was dropped with the parent's pending work
+        return had_pending
+
+
+def fail_forked_vars():
+    """In a forked child: every var that an op pending in the parent was to write fails with
+    ForkedWhilePending; every busy var becomes idle. Vars are found through the garbage
+    collector's list of objects (only done when some engine had work pending at the fork)."""
+    import gc
+    error = ForkedWhilePending(
+        "this array's value was still being computed in the parent process when it forked, "
+        "so the child has no value for it; wait for it (e.g. ndengine.waitall()) before "
+        "forking")
+    for obj in gc.get_objects():
+        if type(obj) is not ThreadedVar or obj.is_idle():
+            continue
+        writes = obj.pending_write is not None or any(w for _, w in obj.queue or ())
+        if writes and obj.error is None:
+            obj.error, obj.error_tb, obj.error_seq = error, None, -1
+        obj.pending_write = None
+        obj.num_pending_reads = 0
+        obj.queue = None
 
 
 class _OnComplete:
     """The on_complete handed to an async fn: call it once, with an exception on failure."""
 
-    __slots__ = ("engine", "block", "start")
+    __slots__ = ("engine", "block", "start", "raised")
 
-    def __init__(self, engine, block, start):
+    def __init__(self, engine, block, start, raised=False):
         self.engine = engine
         self.block = block
         self.start = start
+        self.raised = raised  # the error was caught by the engine around the op's fn
 
     def __call__(self, error=None):
         engine, block = self.engine, self.block
-        with engine._lock:
-            if block.waiter is not None:
-                raise RuntimeError(f"on_complete of {block!r} was called twice")
-            block.waiter = True  # async blocks reuse `waiter` as their completed flag
+        if block.waiter is not None:
+            raise RuntimeError(f"on_complete of {block!r} was called twice")
         if error is not None and not isinstance(error, BaseException):
             error = RuntimeError(f"on_complete was called with a non-exception: {error!r}")
         if self.start is not None:
             engine._record(block, self.start, time.perf_counter_ns(), error is not None)
-        traceback = error.__traceback__ if error is not None else None
-        engine._complete(block, error, traceback, error is not None, None)
+        traceback = None
+        if error is not None:
+            traceback = record_failure(error, block.name or block.fn, block.origin,
+                                       self.raised)
+        engine._complete(block, error, traceback, block.seq, error is not None, None, block,
+                         claim=True)
 
 
 def _synchronize(stream):

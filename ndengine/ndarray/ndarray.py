@@ -741,7 +741,8 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
         writes.extend(extra_writes)
     engine.push_sync(_Run(kernel, inputs, outputs, req, params, cast_into), ctx, reads, writes,
                      _ASYNC if small and ctx.device_type == "cpu" else _NORMAL, 0, op.name,
-                     _describe(inputs, outputs) if engine.profiling else None)
+                     _describe(inputs, outputs) if engine.profiling else None,
+                     _engine_mod.caller_origin)  # called only when needed: the user's line
     return outputs
 
 

@@ -1,0 +1,135 @@
+"""What an op's failure looks like when it reaches the user, and where it came from.
+
+* `Cancelled`: the error of an op dropped by ``cancel_pending`` (and of the ops that needed its
+  results), raised at the next wait on its outputs.
+* `ForkedWhilePending`: in a forked child, the error of a var whose write was still in flight in
+  the parent at the fork (see threaded.py, "Fork").
+* `interrupted`: the error stored on the outputs of an op cut short by Ctrl-C.
+* `record_failure`: called once when an op fails, before its error is stored: replaces the
+  traceback by a note holding it formatted (frames would keep the op's arrays, and every
+  caller's locals, alive as long as the error), and adds the note "raised by NAME, pushed at
+  FILE:LINE" when the push gave an origin.
+* `caller_origin`: the (filename, line) of the first frame outside the ndengine package, for a
+  push's ``origin=``; with NDENGINE_FULL_STACKS=1, the whole formatted stack instead. Pass the
+  function itself (``origin=caller_origin``): the engine calls it only when it must, in the
+  pushing thread: at the push of an op that is queued, at the failure of one run at once (the
+  tiny-op path and the NaiveEngine), so a tiny op that succeeds pays nothing.
+"""
+import concurrent.futures
+import os
+import sys
+import traceback
+
+__all__ = ["Cancelled", "ForkedWhilePending", "interrupted", "record_failure", "caller_origin",
+           "describe_origin", "resolve_origin", "NOTE_PREFIX"]
+
+NOTE_PREFIX = "raised by "
+_ENGINE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_getframe = sys._getframe
+
+
+class Cancelled(concurrent.futures.CancelledError):
+    """The op was dropped by ``cancel_pending()`` before it started; its outputs hold no value.
+
+    A subclass of concurrent.futures.CancelledError, the standard library's "this work was
+    cancelled before it ran" (what Future.result() raises), and so an ordinary Exception:
+    ``except Exception`` handlers see it, unlike asyncio's BaseException-based one."""
+
+
+class ForkedWhilePending(RuntimeError):
+    """In a forked child: a write to this var was in flight in the parent at the fork."""
+
+
+def interrupted(interrupt):
+    """The error stored on the outputs of an op stopped by Ctrl-C, and its traceback."""
+    error = RuntimeError("this array's computation was interrupted (KeyboardInterrupt)")
+    # A fresh KeyboardInterrupt as the cause: the user's one carries the pushing thread's
+    # frames, which must not outlive the push in a stored error.
+    error.__cause__ = type(interrupt)() if isinstance(interrupt, KeyboardInterrupt) else None
+    return error, None
+
+
+def resolve_origin(origin):
+    """A push's ``origin`` made concrete: a callable one is called (in the pushing thread)."""
+    return origin() if callable(origin) else origin
+
+
+def describe_origin(origin):
+    """``origin`` (None, a string, (filename, line), or a callable giving one) as text."""
+    origin = resolve_origin(origin)
+    if origin is None or isinstance(origin, str):
+        return origin
+    filename, line = origin
+    return f"{filename}:{line}"
+
+
+def record_failure(exc, name, origin, caught_here):
+    """Prepare ``exc``, the error of a failed op, to be stored; returns the traceback to
+    store with it (always None).
+
+    A traceback keeps its frames, and each frame keeps its caller (``f_back``) with all its
+    locals once it has finished: the op, its arrays, the worker's or the pushing thread's
+    frames. So a stored error keeps no traceback: the op's traceback (``caught_here``: without
+    the engine's own frames) becomes a note, formatted, as do those of the exceptions chained
+    to it. Its type, message and identity are unchanged. Then the note naming the op and its
+    push is added. Each note is added once per exception object."""
+    notes = getattr(exc, "__notes__", None) or ()
+    tb = exc.__traceback__
+    if caught_here:
+        while tb is not None and tb.tb_frame.f_code.co_filename.startswith(_ENGINE_DIR):
+            tb = tb.tb_next
+    if tb is not None:
+        _add_note(exc, TRACEBACK_PREFIX + "".join(traceback.format_tb(tb)).rstrip())
+    exc.__traceback__ = None
+    _strip_chain(exc)
+    if not any(isinstance(n, str) and n.startswith(NOTE_PREFIX) for n in notes):
+        where = describe_origin(origin)
+        if where is not None:
+            label = name if isinstance(name, str) else getattr(name, "__name__", "an op")
+            _add_note(exc, f"{NOTE_PREFIX}{label}, pushed at {where}")
+    return None
+
+
+TRACEBACK_PREFIX = "the op's traceback (most recent call last):\n"
+
+
+def _add_note(exc, note):
+    try:
+        exc.add_note(note)
+    except Exception:  # noqa: BLE001 - an exception class that refuses notes
+        pass
+
+
+def _strip_chain(exc):
+    """The exceptions chained to exc keep their tracebacks as notes, not as frames."""
+    seen = {id(exc)}
+    chained = exc.__cause__ or exc.__context__
+    while chained is not None and id(chained) not in seen and len(seen) < 16:
+        seen.add(id(chained))
+        if chained.__traceback__ is not None:
+            _add_note(chained, TRACEBACK_PREFIX
+                      + "".join(traceback.format_tb(chained.__traceback__)).rstrip())
+            chained.__traceback__ = None
+        chained = chained.__cause__ or chained.__context__
+
+
+def _full_stack(frame):
+    return "\n" + "".join(traceback.format_stack(frame)).rstrip()
+
+
+_FULL_STACKS = os.environ.get("NDENGINE_FULL_STACKS", "") not in ("", "0")
+
+
+def caller_origin():
+    """Where the user's code called into ndengine: (filename, line) of the first frame
+    outside the package. Never keeps the frame."""
+    frame = _getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if not code.co_filename.startswith(_PACKAGE_DIR):
+            if _FULL_STACKS:
+                return _full_stack(frame)
+            return code.co_filename, frame.f_lineno
+        frame = frame.f_back
+    return None
