@@ -111,8 +111,7 @@ def test_a_draw_failing_inside_its_op_fails_only_its_output(nd_engine):
         huge.wait_to_read()
     if nd_engine.kind != "NaiveEngine":
         np.testing.assert_array_equal(after.asnumpy(), _reference(3, 5))
-        with pytest.raises(MemoryError):
-            nd.waitall()  # reported once more to waitall, then the engine is clean
+        nd.waitall()  # the error was raised at a wait already: waitall does not repeat it
     then = nd.random.uniform(shape=10).asnumpy()
     if nd_engine.kind == "NaiveEngine":
         np.testing.assert_array_equal(then, _reference(3, 10))

@@ -95,7 +95,7 @@ def _draw(op_name, params, shape, dtype, ctx):
     turn = state.turn
     params = dict(params, shape=shape, dtype=dtype, generator=state.generator)
     out = invoke(ops.get(op_name), [turn], params)[0]  # reads turn: after the earlier draws
-    invoke(_ORDER, [], None, out=turn)  # writes turn: the next draw waits for this one
+    invoke(_ORDER, [], None, out=turn, ctx=ctx)  # writes turn: the next draw waits for it
     return out
 
 
