@@ -2,7 +2,7 @@
 MXNet-style dependency engine. Write serial NumPy code; it returns at once and runs on the
 engine; ask for a value (``x.asnumpy()``, ``print(x)``, ``waitall()``) and it waits."""
 from . import engine, ops, profiler
-from .engine import Context, cpu, current_context, gpu
+from .engine import Cancelled, Context, cancel, cpu, current_context, gpu
 from .ndarray import *  # noqa: F401,F403 - the array API is the package's API
 from .ndarray import __all__ as _array_names
 from .ndarray import random, storage  # noqa: F401
@@ -10,6 +10,7 @@ from .ops import register as register_op  # noqa: F401
 
 __version__ = "0.1.0"
 __all__ = ["engine", "ops", "profiler", "Context", "cpu", "gpu", "current_context", "register_op",
+           "cancel", "Cancelled",
            *_array_names]
 
 

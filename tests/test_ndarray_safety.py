@@ -231,3 +231,39 @@ def test_array_takes_dtype_second_as_numpy():
     assert nd.array(nd.array([1, 2]), np.float32, ctx=nd.cpu(0)).dtype == np.float32
     with pytest.raises(TypeError):
         nd.array([1, 2], np.float32, nd.cpu(0))  # ctx is keyword-only
+
+
+# ---------------------------------------------------------------- failed arrays made whole again
+def _failed_int_array():
+    """An int64 array of shape (3,) whose op failed in its kernel (int ** negative int)."""
+    y = nd.array([1, 2, 3])
+    with pytest.raises(ValueError):  # NaiveEngine raises at the call, the others at the wait
+        y **= nd.array([1, -1, 2])  # in place: y exists whichever engine raises
+        y.wait_to_read()
+    return y
+
+
+@pytest.mark.parametrize("key", [Ellipsis, slice(None), (slice(None, None, -1),)])
+def test_overwriting_a_failed_array_completely_makes_it_valid(key):
+    y = _failed_int_array()
+    y[key] = 7
+    np.testing.assert_array_equal(y.asnumpy(), np.full(3, 7))
+    y[...] = nd.array([4, 5, 6])
+    np.testing.assert_array_equal((y + 1).asnumpy(), [5, 6, 7])
+    nd.waitall()
+
+
+def test_a_partial_write_keeps_a_failed_array_failed():
+    y = _failed_int_array()
+    with pytest.raises(ValueError):  # NaiveEngine raises at the call, the others at the wait
+        y[1:] = 0  # y[0] is still the failed op's garbage: the error stays
+        y.asnumpy()
+    with pytest.raises(ValueError):
+        y[...] = y  # reads y itself: not an overwrite of a sound value
+        y.asnumpy()
+    nd.waitall()
+
+
+def test_package_cancel_drops_queued_array_ops():
+    assert nd.cancel() >= 0
+    assert issubclass(nd.Cancelled, Exception)

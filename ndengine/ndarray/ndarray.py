@@ -489,8 +489,11 @@ class NDArray(_RawArray):
                     # an int for every axis: NumPy sets one element, from a scalar only
                     raise ValueError("setting an array element with a sequence.")
                 value = _drop_leading_ones(value, len(target.shape))
+            chunk = self._chunk
+            whole = (target.size * target.dtype.itemsize == chunk.nbytes
+                     and (type(value) is not NDArray or value._chunk is not chunk))
             invoke(ops.get("copy"), [value], {"shape": target.shape, "dtype": target.dtype},
-                   out=target)
+                   out=target, overwrites=(chunk.var,) if whole else ())
         else:
             invoke(ops.get("assign_index"), [self, value], {"key": key}, out=self)
 
@@ -670,11 +673,14 @@ class _Run:
             self.kernel(args, outs, self.req)
 
 
-def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_writes=()):
+def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_writes=(),
+           overwrites=()):
     """Push ``op`` on ``inputs`` (NDArrays and Python scalars); return the output arrays.
 
     ``out`` (an NDArray) makes the op write in place into it; ``ctx`` places ops that have
-    no array input; ``extra_writes`` are more vars the op writes (a random generator's).
+    no array input; ``extra_writes`` are more vars the op writes (a random generator's);
+    ``overwrites``, vars among the writes whose every byte the op replaces without reading
+    them (a failed array written whole becomes valid again).
     Shapes, dtypes and contexts are checked here, before anything is pushed.
     Every line is paid by every tiny op, hence the spelled-out common cases.
     """
@@ -742,7 +748,8 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
     engine.push_sync(_Run(kernel, inputs, outputs, req, params, cast_into), ctx, reads, writes,
                      _ASYNC if small and ctx.device_type == "cpu" else _NORMAL, 0, op.name,
                      _describe(inputs, outputs) if engine.profiling else None,
-                     _engine_mod.caller_origin)  # called only when needed: the user's line
+                     _engine_mod.caller_origin,  # called only when needed: the user's line
+                     overwrites)
     return outputs
 
 

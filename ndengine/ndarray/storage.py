@@ -96,24 +96,19 @@ class DevicePool:
 
     def alloc(self, nbytes):
         size = bucket_size(nbytes)
-        lock = self.lock
-        lock.acquire()  # not ``with``: this runs for every new array, and it costs half
-        try:
+        # ``with``, not acquire/try: a Ctrl-C between an acquire and its ``try`` would leave
+        # the lock held for ever, and every later alloc and free would hang.
+        with self.lock:
             bucket = self.free.get(size)
             if bucket:
                 self.pooled -= size
                 self.reuses += 1
                 return bucket.pop()
-        finally:
-            lock.release()
         data = self._new(size)  # may raise MemoryError: then nothing was counted
-        lock.acquire()
-        try:
+        with self.lock:
             self.owned[id(data)] = data
             self.held += size
             self.allocs += 1
-        finally:
-            lock.release()
         return data
 
     def _new(self, size):
@@ -127,9 +122,7 @@ class DevicePool:
         return raw[start:start + size]
 
     def give_back(self, data):
-        lock = self.lock
-        lock.acquire()
-        try:
+        with self.lock:  # ``with``: see alloc
             if self.owned.get(id(data)) is not data:
                 return  # not allocated by this pool: not ours to count or to hand out again
             size = data.nbytes
@@ -144,8 +137,6 @@ class DevicePool:
                 self.pooled -= largest
                 self.held -= largest
                 self.releases += 1
-        finally:
-            lock.release()
 
     def release_all(self):
         with self.lock:
