@@ -1,0 +1,111 @@
+"""Random differential programs (issue 9): short straight-line programs over a few small
+arrays run on NumPy and on ndengine in lockstep, under every engine, from one thread and from
+four threads at once (each running its own program on the shared engine).
+
+The programs and the comparison rules are in reliability_helpers.py. A failure prints the
+program as code: run its lines with ``xp = numpy`` and with ``xp = ndengine`` (and ``v = []``)
+to reproduce it. The default run is bounded; ``-m slow`` runs many more programs
+(NDENGINE_RELIABILITY_PROGRAMS sets how many per test).
+"""
+import os
+import threading
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ndengine as nd
+
+from reliability_helpers import Mismatch, program_source, programs, replay, summary
+
+DEFAULT_PROGRAMS = int(os.environ.get("NDENGINE_RELIABILITY_PROGRAMS", 20))
+SLOW_PROGRAMS = int(os.environ.get("NDENGINE_RELIABILITY_PROGRAMS", 400))
+THREADS = 4
+THREAD_TIMEOUT = 60  # seconds for four programs; only reached when something hangs
+
+
+@pytest.fixture(scope="module", autouse=True)
+def print_counts(request):
+    yield
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(summary())
+
+
+def drain():
+    """Forget errors of steps that failed inside a kernel on purpose (checked already)."""
+    try:
+        nd.waitall()
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def check_program(lines, compare_each):
+    try:
+        replay(lines, compare_each)
+    except Mismatch as exc:
+        raise AssertionError(f"{exc}\n--- program (xp = numpy / ndengine, v = []):\n"
+                             f"{program_source(lines)}") from None
+
+
+def check_concurrent(all_lines, compare_each):
+    """Each thread replays its own program; every thread's result is checked."""
+    failures = [None] * len(all_lines)
+
+    def run(k):
+        try:
+            check_program(all_lines[k], compare_each)
+        except BaseException as exc:  # noqa: B902 - reported below
+            failures[k] = exc
+
+    threads = [threading.Thread(target=run, args=(k,), daemon=True, name=f"program-{k}")
+               for k in range(len(all_lines))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(THREAD_TIMEOUT)
+    hung = [t.name for t in threads if t.is_alive()]
+    assert not hung, f"{hung} did not finish within {THREAD_TIMEOUT}s (deadlock?)"
+    for k, exc in enumerate(failures):
+        if exc is not None:
+            raise AssertionError(f"thread {k} of {len(all_lines)}: {exc}") from None
+
+
+@settings(max_examples=DEFAULT_PROGRAMS, deadline=None)
+@given(lines=programs(), compare_each=st.booleans())
+def test_random_program(nd_engine, lines, compare_each):
+    try:
+        check_program(lines, compare_each)
+    finally:
+        drain()
+
+
+@settings(max_examples=max(DEFAULT_PROGRAMS // 4, 3), deadline=None)
+@given(all_lines=st.lists(programs(), min_size=THREADS, max_size=THREADS),
+       compare_each=st.booleans())
+def test_random_programs_in_four_threads(nd_engine, all_lines, compare_each):
+    try:
+        check_concurrent(all_lines, compare_each)
+    finally:
+        drain()
+
+
+@pytest.mark.slow
+@settings(max_examples=SLOW_PROGRAMS, deadline=None)
+@given(lines=programs(max_steps=40), compare_each=st.booleans())
+def test_random_program_long(nd_engine, lines, compare_each):
+    try:
+        check_program(lines, compare_each)
+    finally:
+        drain()
+
+
+@pytest.mark.slow
+@settings(max_examples=max(SLOW_PROGRAMS // 4, 3), deadline=None)
+@given(all_lines=st.lists(programs(max_steps=40), min_size=THREADS, max_size=THREADS),
+       compare_each=st.booleans())
+def test_random_programs_in_four_threads_long(nd_engine, all_lines, compare_each):
+    try:
+        check_concurrent(all_lines, compare_each)
+    finally:
+        drain()
