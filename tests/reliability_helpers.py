@@ -76,8 +76,7 @@ def namespace(xp):
             return 1 / (1 + np.exp(-x.astype(np.exp(x).dtype)))
 
         def relu(x):
-            x = np.asarray(x)
-            return np.maximum(x, x.dtype.type(0))
+            return np.maximum(x, 0)
     else:
         sigmoid, relu = nd.sigmoid, nd.relu
     return {"xp": xp, "np": np, "nan": np.nan, "inf": np.inf, "sigmoid": sigmoid,
@@ -461,6 +460,12 @@ def replay(lines, compare_each=True):
                     raise Mismatch(f"{where}: NumPy raised {type(np_exc).__name__}: {np_exc}; "
                                    f"ndengine did not (at the call; at the wait: "
                                    f"{deferred!r})")
+                if not (observe or line.startswith("v.append")):
+                    raise Mismatch(f"{where}: NumPy raised {type(np_exc).__name__}: {np_exc} "
+                                   "at the call and left the arrays as they were; ndengine "
+                                   "raised nothing at the call, its kernel failed with "
+                                   f"{type(deferred).__name__}: {deferred} and the array it "
+                                   "writes stays failed")
                 count(deferred_errors=1)
                 _drop_result(nd_ns, line, observe)
             elif not _family_match(np_exc, nd_exc):

@@ -11,7 +11,7 @@ import os
 import threading
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 import ndengine as nd
@@ -22,6 +22,9 @@ DEFAULT_PROGRAMS = int(os.environ.get("NDENGINE_RELIABILITY_PROGRAMS", 20))
 SLOW_PROGRAMS = int(os.environ.get("NDENGINE_RELIABILITY_PROGRAMS", 400))
 THREADS = 4
 THREAD_TIMEOUT = 60  # seconds for four programs; only reached when something hangs
+# Four programs at once shrink slowly (minutes): the one-thread tests give the minimal
+# reproducers, these report the first failing example as found.
+NO_SHRINK = [Phase.explicit, Phase.reuse, Phase.generate]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -80,7 +83,7 @@ def test_random_program(nd_engine, lines, compare_each):
         drain()
 
 
-@settings(max_examples=max(DEFAULT_PROGRAMS // 4, 3), deadline=None)
+@settings(max_examples=max(DEFAULT_PROGRAMS // 4, 3), deadline=None, phases=NO_SHRINK)
 @given(all_lines=st.lists(programs(), min_size=THREADS, max_size=THREADS),
        compare_each=st.booleans())
 def test_random_programs_in_four_threads(nd_engine, all_lines, compare_each):
@@ -101,7 +104,7 @@ def test_random_program_long(nd_engine, lines, compare_each):
 
 
 @pytest.mark.slow
-@settings(max_examples=max(SLOW_PROGRAMS // 4, 3), deadline=None)
+@settings(max_examples=max(SLOW_PROGRAMS // 4, 3), deadline=None, phases=NO_SHRINK)
 @given(all_lines=st.lists(programs(max_steps=40), min_size=THREADS, max_size=THREADS),
        compare_each=st.booleans())
 def test_random_programs_in_four_threads_long(nd_engine, all_lines, compare_each):
