@@ -176,6 +176,12 @@ class ProgramDrawer:
                          str(self.index_for(n)) if kind == "int" else ":")
         return ", ".join(parts)
 
+    def mask_for(self, a):
+        if a.size <= 64:
+            return literal(draw_values(self.draw, a.shape, np.dtype(bool)))
+        step = self.draw(st.integers(2, 5))
+        return f"(np.arange({a.size}) % {step} == 0).reshape({a.shape})"
+
     def operand(self, a):
         """Another array (often one that broadcasts with ``a``) or a Python scalar."""
         if self.draw(st.integers(0, 3)) == 0:
@@ -188,6 +194,41 @@ class ProgramDrawer:
                                            (3, 3), (0,), (2, 0)]))
         dtype = self.draw(st.sampled_from(DTYPES))
         self.run(f"v.append(xp.array({literal(draw_values(self.draw, shape, dtype))}))")
+
+    def big_array(self):
+        """An array above the inline limit (64 KiB): its ops run on the engine's workers."""
+        dtype = self.draw(st.sampled_from(["int32", "int64", "float32", "float64", "uint16"]))
+        shape = self.draw(st.sampled_from([(96, 96), (96, 1), (9216,), (1, 96)]))
+        size = int(np.prod(shape))
+        modulus = self.draw(st.sampled_from([3, 7, 11]))
+        self.run(f"v.append((xp.arange({size}) % {modulus} - 1).astype({dtype!r})"
+                 f".reshape({shape}))")
+
+    def fancy_in_place(self):
+        i = self.pick(lambda a: a.ndim >= 1 and a.shape[0] >= 1)
+        if i is None:
+            return self.in_place()
+        n = self.v[i].shape[0]
+        idx = self.draw(st.lists(st.integers(-n, n - 1), min_size=1, max_size=4))
+        key = self.draw(st.sampled_from([literal(np.array(idx, dtype=np.intp)),
+                                         f"v[{i}] > 0", "1:"]))
+        symbol = self.draw(st.sampled_from(("+=", "-=", "*=", "//=")))
+        self.run(f"v[{i}][{key}] {symbol} {self.draw(st.sampled_from(['1', '2', 'v[%d]' % i]))}")
+
+    def split_or_broadcast(self):
+        i = self.pick(lambda a: a.ndim >= 1)
+        if i is None:
+            return self.view()
+        a = self.v[i]
+        if self.draw(st.booleans()):
+            parts = self.draw(st.sampled_from([1, 2, 3]))
+            axis = self.axis_for(a, allow_none=False)
+            # NumPy's parts are views of the array, ndengine's are copies: copy both
+            self.run(f"v.extend(p.copy() for p in xp.split(v[{i}], {parts}, axis={axis}))")
+        else:
+            shape = self.draw(st.sampled_from([(2,) + a.shape, (3,) + a.shape[1:], (2, 3, 3)]))
+            # NumPy's broadcast_to is a read-only view; ndengine's a copy: copy both
+            self.run(f"v.append(xp.broadcast_to(v[{i}], {shape}).copy())")
 
     def binary(self):
         i = self.pick()
@@ -250,7 +291,7 @@ class ProgramDrawer:
             idx = self.draw(st.lists(st.integers(-n - 1, n), min_size=1, max_size=4))
             key = literal(np.array(idx, dtype=np.intp))
         elif kind == "mask":
-            key = literal(draw_values(self.draw, a.shape, np.dtype(bool)))
+            key = self.mask_for(a)
         else:
             k = self.pick(lambda b: b.dtype == bool and b.shape == a.shape)
             key = f"v[{k}]" if k is not None else f"v[{i}] > 0"
@@ -267,7 +308,7 @@ class ProgramDrawer:
             idx = self.draw(st.lists(st.integers(-n - 1, n), max_size=5))
             key = literal(np.array(idx, dtype=np.intp))
         elif kind == "mask":
-            key = literal(draw_values(self.draw, a.shape, np.dtype(bool)))
+            key = self.mask_for(a)
         elif kind == "mask_expr":
             key = f"v[{i}] > 1" if a.dtype != bool else f"v[{i}]"
         else:
@@ -291,8 +332,12 @@ class ProgramDrawer:
         name = self.draw(st.sampled_from(EXACT_REDUCTIONS + INT_REDUCTIONS +
                                          OBSERVED_REDUCTIONS))
         axis = self.axis_for(a)
+        if a.ndim >= 2 and name not in ("argmax", "argmin") and self.draw(st.booleans()):
+            axis = self.draw(st.sampled_from([(0, 1), (-1, 0), (0, 0)]))  # (0, 0): an error
         keepdims = self.draw(st.booleans()) and name not in ("argmax", "argmin")
         extra = ", keepdims=True" if keepdims else ""
+        if name in ("std", "var") and self.draw(st.booleans()):
+            extra += ", ddof=1"
         use_function = self.draw(st.booleans()) and name not in ("argmax", "argmin")
         expr = (f"xp.{name}(v[{i}], axis={axis}{extra})" if use_function else
                 f"v[{i}].{name}(axis={axis}{extra})")
@@ -353,7 +398,8 @@ class ProgramDrawer:
 
     STEPS = ("binary", "binary", "in_place", "in_place", "overlapping_write", "view", "view",
              "set_item", "set_item", "take", "unary", "reduction", "astype", "where", "clip",
-             "product", "join", "copy_or_drop", "new_array")
+             "product", "join", "copy_or_drop", "new_array", "big_array", "fancy_in_place",
+             "split_or_broadcast")
 
     def program(self, min_steps=3, max_steps=20):
         for _ in range(self.draw(st.integers(1, 3))):

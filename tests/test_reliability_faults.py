@@ -390,7 +390,7 @@ print("ok")
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_soak_tiny_ops(kind):
-    out = run_child(SOAK, kind, timeout=120, args=[40_000])
+    out = run_child(SOAK, kind, timeout=120, args=[30_000])
     assert out.rstrip().endswith("ok"), out
 
 
