@@ -74,6 +74,40 @@ def check_concurrent(all_lines, compare_each):
             raise AssertionError(f"thread {k} of {len(all_lines)}: {exc}") from None
 
 
+# Minimal programs the random search found (each a NumPy difference on today's code),
+# kept as fixed cases: the search finds them only now and then.
+FOUND = {
+    "fancy_set_int_out_of_range": ["v.append(xp.zeros(3, dtype='int8'))",
+                                   "v[0][np.array([0])] = 300"],
+    "mask_set_nan_into_int": ["v.append(xp.zeros(3, dtype='int32'))", "v[0][v[0] == 0] = nan"],
+    "slice_set_int_out_of_range": ["v.append(xp.zeros(3, dtype='int32'))",
+                                   "v[0][:] = -9223372036854775808"],
+    "slice_set_float_out_of_range": ["v.append(xp.zeros(3, dtype='int8'))",
+                                     "v[0][0:1] = 10000000000.0"],
+    "slice_set_negative_float_into_uint": ["v.append(xp.zeros(3, dtype='uint64'))",
+                                           "v[0][:] = -1.5"],
+    "slice_set_nan_into_int": ["v.append(xp.zeros(3, dtype='int16'))", "v[0][...] = nan"],
+    "empty_slice_set_float_out_of_range": ["v.append(xp.zeros(3, dtype='int8'))",
+                                           "v[0][0:0] = 10000000000.0"],
+    "sum_0d_axis_0": ["v.append(xp.array(np.array(2.0)))", "v.append(v[0].sum(axis=0))"],
+    "max_0d_axis_0": ["v.append(xp.array(np.array(2)))", "v.append(xp.max(v[0], axis=0))"],
+    "argmax_0d_axis_0": ["v.append(xp.array(np.array(2.0)))",
+                         "v.append(v[0].argmax(axis=0))"],
+    "slice_set_leading_unit_dims": ["v.append(xp.zeros(3))", "v.append(xp.ones((1, 3)))",
+                                    "v[0][:] = v[1]"],
+    "fancy_set_leading_unit_dims": ["v.append(xp.zeros(3))", "v.append(xp.ones((1, 3)))",
+                                    "v[0][np.array([0, 1, 2])] = v[1]"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(FOUND))
+def test_found_program(nd_engine, name):
+    try:
+        check_program([(line, False) for line in FOUND[name]], compare_each=True)
+    finally:
+        drain()
+
+
 @settings(max_examples=DEFAULT_PROGRAMS, deadline=None)
 @given(lines=programs(), compare_each=st.booleans())
 def test_random_program(nd_engine, lines, compare_each):
