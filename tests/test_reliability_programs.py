@@ -18,7 +18,7 @@ import ndengine as nd
 
 from reliability_helpers import Mismatch, program_source, programs, replay, summary
 
-DEFAULT_PROGRAMS = int(os.environ.get("NDENGINE_RELIABILITY_PROGRAMS", 20))
+DEFAULT_PROGRAMS = int(os.environ.get("NDENGINE_RELIABILITY_PROGRAMS", 12))
 SLOW_PROGRAMS = int(os.environ.get("NDENGINE_RELIABILITY_PROGRAMS", 400))
 THREADS = 4
 THREAD_TIMEOUT = 60  # seconds for four programs; only reached when something hangs
