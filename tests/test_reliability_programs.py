@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 import ndengine as nd
 
-from reliability_helpers import Mismatch, program_source, programs, replay, summary
+from reliability_helpers import Mismatch, program_source, programs, summary
+from reliability_replay import replay
 
 DEFAULT_PROGRAMS = int(os.environ.get("NDENGINE_RELIABILITY_PROGRAMS", 12))
 SLOW_PROGRAMS = int(os.environ.get("NDENGINE_RELIABILITY_PROGRAMS", 400))
