@@ -2,10 +2,13 @@
 arrays run on NumPy and on ndengine in lockstep, under every engine, from one thread and from
 four threads at once (each running its own program on the shared engine).
 
-The programs and the comparison rules are in reliability_helpers.py. A failure prints the
-program as code: run its lines with ``xp = numpy`` and with ``xp = ndengine`` (and ``v = []``)
-to reproduce it. The default run is bounded; ``-m slow`` runs many more programs
-(NDENGINE_RELIABILITY_PROGRAMS sets how many per test).
+The programs are drawn in reliability_helpers.py and compared in reliability_replay.py. A
+failure prints the program as code: run its lines with ``xp = numpy`` and with
+``xp = ndengine`` (and ``v = []``) to reproduce it. The default run is bounded and reports
+the first failing program unshrunk; ``-m slow`` runs many more programs and shrinks a failing
+one-thread program to a minimal one (NDENGINE_RELIABILITY_PROGRAMS sets how many per test).
+``FOUND`` keeps the minimal programs found so far as fixed cases. The session's totals
+(programs, steps, comparisons, matching errors) are printed at the end of the module.
 """
 import os
 import threading
@@ -19,12 +22,12 @@ import ndengine as nd
 from reliability_helpers import Mismatch, program_source, programs, summary
 from reliability_replay import replay
 
-DEFAULT_PROGRAMS = int(os.environ.get("NDENGINE_RELIABILITY_PROGRAMS", 12))
+DEFAULT_PROGRAMS = int(os.environ.get("NDENGINE_RELIABILITY_PROGRAMS", 30))
 SLOW_PROGRAMS = int(os.environ.get("NDENGINE_RELIABILITY_PROGRAMS", 400))
 THREADS = 4
 THREAD_TIMEOUT = 60  # seconds for four programs; only reached when something hangs
-# Four programs at once shrink slowly (minutes): the one-thread tests give the minimal
-# reproducers, these report the first failing example as found.
+# Shrinking a failing program to a minimal one takes minutes: the default run reports the
+# first failing program as found; the long (slow) one-thread run shrinks it.
 NO_SHRINK = [Phase.explicit, Phase.reuse, Phase.generate]
 
 
@@ -32,8 +35,10 @@ NO_SHRINK = [Phase.explicit, Phase.reuse, Phase.generate]
 def print_counts(request):
     yield
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line(summary())
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    if reporter is not None and capture is not None:
+        with capture.global_and_fixture_disabled():  # shown without -s
+            reporter.write_line("\n" + summary())
 
 
 def drain():
@@ -109,7 +114,7 @@ def test_found_program(nd_engine, name):
         drain()
 
 
-@settings(max_examples=DEFAULT_PROGRAMS, deadline=None)
+@settings(max_examples=DEFAULT_PROGRAMS, deadline=None, phases=NO_SHRINK)
 @given(lines=programs(), compare_each=st.booleans())
 def test_random_program(nd_engine, lines, compare_each):
     try:
