@@ -109,6 +109,7 @@ def contender():
     assert (mine.asnumpy() == rounds).all(), "the second thread's array is wrong"
     stats["other_thread_rounds"] = stats.get("other_thread_rounds", 0) + rounds
 
+sys.setswitchinterval(1e-5)  # hand the GIL over often: more often inside the engine's lock
 helpers = [threading.Thread(target=contender, daemon=True) for _ in range(2)]
 for helper in helpers:
     helper.start()
