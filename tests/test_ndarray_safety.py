@@ -267,3 +267,17 @@ def test_a_partial_write_keeps_a_failed_array_failed():
 def test_package_cancel_drops_queued_array_ops():
     assert nd.cancel() >= 0
     assert issubclass(nd.Cancelled, Exception)
+
+
+def test_split_pieces_are_views_as_numpy_s():
+    for xp in (np, nd):
+        a = xp.arange(12.0).reshape(3, 4)
+        pieces = xp.split(a, [1, 3], axis=1)
+        a += 1  # NumPy's pieces are views: they see the write
+        pieces[0][...] = -1  # and writes to a piece show in the array
+        got = [np.asarray(p) for p in pieces] + [np.asarray(a)]
+        if xp is np:
+            want = got
+        else:
+            for w, g in zip(want, got):
+                np.testing.assert_array_equal(w, g)

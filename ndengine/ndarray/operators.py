@@ -222,9 +222,14 @@ def _call_split(op, args):
     ctx = _context_of((ary,))
     ary = ary if isinstance(ary, NDArray) else _as_operand(np.asarray(ary), ctx)
     cuts = args["indices_or_sections"]
-    if not isinstance(cuts, (int, np.integer)):  # read at the call, not when the op runs
+    if not isinstance(cuts, (int, np.integer)):  # read at the call
         cuts = tuple(int(i) for i in (cuts.asnumpy() if isinstance(cuts, NDArray) else cuts))
-    return invoke(op, [ary], {"indices_or_sections": cuts, "axis": args["axis"]}, ctx=ctx)
+    op.infer(ary, indices_or_sections=cuts, axis=args["axis"])  # NumPy's errors, at the call
+    # The pieces are views of ary, as NumPy's are: writes to one show in the other.
+    axis = args["axis"] % ary.ndim
+    lead = (slice(None),) * axis
+    return [ary[lead + (slice(start, stop),)] for start, stop in
+            ops.manipulation.split_bounds(ary.shape[axis], cuts)]
 
 
 _NO_VALUE = np._NoValue  # NumPy's "not given" default (shown as <no value>)

@@ -77,6 +77,9 @@ class Reduction:
         ndim = len(shape_of(x))
         if self.name in _ARG_REDUCTIONS and axis is not None and not isinstance(axis, (int, np.integer)):
             raise TypeError(f"{self.name} takes a single integer axis or None, got {axis!r}")
+        if (ndim == 0 and type(axis) in (int, np.intp) and axis in (0, -1)
+                and self.name not in _STATISTICS):
+            return ()  # NumPy's legacy rule: axis 0 or -1 of a 0-d array reduces nothing
         return normalize_axes(axis, ndim)
 
     def output_dtype(self, input_dtype: np.dtype, dtype=None, out_dtype=None) -> np.dtype:
