@@ -32,12 +32,12 @@ def clean_env(**extra) -> dict:
     return env
 
 
-def run(cmd, *, timeout, cwd, what, network=False) -> subprocess.CompletedProcess:
+def run(cmd, *, timeout, cwd, what, network=False, env=None) -> subprocess.CompletedProcess:
     """Runs ``cmd``; a failure fails the test, or skips it when ``network`` and the output
     says the package index could not be reached."""
     try:
         result = subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
-                                timeout=timeout, cwd=cwd, env=clean_env())
+                                timeout=timeout, cwd=cwd, env=clean_env(**(env or {})))
     except subprocess.TimeoutExpired:
         if network:
             pytest.skip(f"{what}: no answer from the package index within {timeout} s")
