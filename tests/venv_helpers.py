@@ -90,7 +90,7 @@ PROBE = textwrap.dedent("""
             warnings.simplefilter("always")
             first = large_op(1)
         report = {"file": nd.__file__, "layer": numba.threading_layer(),
-                  "tbb_status": parallel.tbb_status, "first": first,
+                  "tbb_status": getattr(parallel, "tbb_status", ""), "first": first,
                   "warnings": [f"{w.category.__name__}: {w.message}" for w in caught]}
         for method in ("fork", "spawn"):
             with multiprocessing.get_context(method).Pool(2) as pool:
