@@ -104,6 +104,7 @@ def test_run_parallel_gives_each_concurrent_caller_its_share_of_numba_threads():
     if total == 1:
         pytest.skip("Numba has one thread")
     assert parallel.run_parallel(numba.get_num_threads) == total  # alone: every core
+    assert parallel.share_cores(numba.get_num_threads)() == total
     both_inside = threading.Barrier(2, timeout=30)
     first_inside = threading.Event()
 

@@ -210,6 +210,15 @@ def use_parallel(size: int) -> bool:
     return size >= PARALLEL_MIN_SIZE and parallel_enabled()
 
 
+def share_cores(kernel):
+    """``kernel`` (a Numba ``parallel=True`` kernel) as a function that runs it through
+    ``run_parallel``, for LoopKernels built once and called at many sites."""
+    def shared(*args):
+        return run_parallel(kernel, *args)
+    shared.kernel = kernel
+    return shared
+
+
 # ------------------------------------------------------ splitting NumPy calls
 
 _CPU_COUNT = max(1, os.cpu_count() or 1)
