@@ -68,6 +68,7 @@ def test_oldest_supported_python_with_the_oldest_numpy_and_numba(tmp_path):
                     "print(sys.version_info[:2], numpy.__version__, numba.__version__)"],
                    timeout=120, cwd=tmp_path, what="versions").stdout
     assert versions.startswith(str((major, minor))), versions
+    assert versions.split()[-2:] == [numpy_min, numba_min], versions  # exactly the minimums
     report = probe(venv_python, tmp_path)
     check_probe(report, tmp_path / "venv", "tbb" if tbb_expected() else "workqueue")
     # The suite's files, run from outside the checkout against the installed copy.
