@@ -44,9 +44,10 @@ def run(cmd, *, timeout, cwd, what, network=False, env=None) -> subprocess.Compl
         pytest.fail(f"{what}: timed out after {timeout} s")
     output = result.stdout + result.stderr
     if result.returncode:
-        if network and any(marker in output for marker in _NETWORK_ERRORS):
-            pytest.skip(f"{what}: the package index is unreachable (pip said: "
-                        f"{output.strip().splitlines()[-1]})")
+        said = [line.strip() for line in output.splitlines()
+                if any(marker in line for marker in _NETWORK_ERRORS)]
+        if network and said:
+            pytest.skip(f"{what}: the package index is unreachable (pip said: {said[0][:300]})")
         pytest.fail(f"{what} failed ({result.returncode}):\n{output[-6000:]}")
     return result
 
