@@ -1,22 +1,46 @@
 """How large kernels use every core, safely while several engine workers run at once.
 
-Numba kernels: the engine runs kernels from several worker threads at once.
-Numba's default "workqueue" layer is not thread-safe: two threads entering
-``parallel=True`` code at the same time abort the whole process.  TBB ("safe")
-and OpenMP ("threadsafe") are safe under concurrent calls, so we ask for one of
-them before any parallel kernel runs.  If neither loads, large ops use the
-serial kernels instead of risking a crash.
+Numba kernels: the engine runs kernels from several worker threads at once, and
+users fork worker processes (``multiprocessing``) after large ops.  Only Numba's
+TBB layer is safe under both.  Numba's "workqueue" layer aborts the process when
+two threads enter ``parallel=True`` code at once, and GNU OpenMP ("omp") spins
+against the engine's workers and makes a forked child that runs a parallel
+kernel terminate ("fork() called from a process already using GNU OpenMP").
+
+The ``tbb`` wheel puts ``libtbb.so.12`` in the environment's ``lib/`` folder,
+which the loader does not search in a virtual environment, so Numba would fall
+back to OpenMP.  On import we therefore load that library ourselves (by path,
+RTLD_GLOBAL, so Numba's ``tbbpool`` finds it) and ask Numba for TBB first and
+the workqueue second, never OpenMP.  If TBB cannot be loaded, the first large op
+warns once (``TBBUnavailableWarning``) and Numba kernels run serially (the
+workqueue cannot run concurrently); NumPy-backed kernels still split.  A layer
+the user chose (``NUMBA_THREADING_LAYER``, ``NUMBA_THREADING_LAYER_PRIORITY``)
+is respected.
+
+Sharing the cores: ``run_parallel`` and ``split_run`` count the threads inside a
+large kernel at once (``active_parallel_calls``) and give each caller
+``cores // callers`` threads, so engine workers x intra-op threads stay within
+the core count; a large op that runs alone still uses every core.
 
 Kernels that call NumPy (``split_run``): NumPy releases the GIL inside a ufunc
-loop, so a large call is split into one contiguous chunk per core, run at the
-same time on a small shared thread pool, the calling thread doing one chunk
-itself.  Concurrent callers are safe (the chunk calls are independent and share
-nothing but the pool), and element-wise results equal a single call's, bit for bit.
+loop, so a large call is split into one contiguous chunk per share of the
+cores, run at the same time on a small shared thread pool, the calling thread
+doing one chunk itself.  Concurrent callers are safe (the chunk calls are
+independent and share nothing but the pool), and element-wise results equal a
+single call's, bit for bit.
+
+State: ``tbb_status`` (how loading TBB went, for the warning and for users),
+``_enabled`` (None until the first large op decides), ``_active_calls`` (threads
+inside a large kernel now), ``_local.threads`` (the Numba thread count last set
+in this thread), the shared chunk pool.
 """
 from __future__ import annotations
 
+import ctypes
 import os
+import sys
 import threading
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
@@ -25,20 +49,78 @@ import numba
 # below this, waking the thread pool costs more than it saves.
 PARALLEL_MIN_SIZE = 1 << 18
 
-_SAFE_LAYERS = ("safe", "threadsafe", "tbb", "omp")
+# Numba's TBB layer needs TBB_INTERFACE_VERSION >= 12060 (oneTBB 2021.6); see
+# numba.np.ufunc.parallel._check_tbb_version_compatible.
+TBB_MIN_INTERFACE_VERSION = 12060
+_TBB_SONAME = {"win32": "tbb12.dll", "darwin": "libtbb.12.dylib"}.get(sys.platform, "libtbb.so.12")
+_NUMBA_DEFAULT_PRIORITY = ["tbb", "omp", "workqueue"]
+_OUR_PRIORITY = ["tbb", "workqueue", "omp"]  # omp last: "workqueue" always loads
 
 
-def _request_safe_layer() -> None:
-    if numba.config.THREADING_LAYER in _SAFE_LAYERS:
-        return  # the user already chose a safe layer (e.g. NUMBA_THREADING_LAYER=tbb)
+class TBBUnavailableWarning(RuntimeWarning):
+    """Numba's TBB layer could not be loaded: large ops run Numba kernels serially."""
+
+
+def _tbb_candidates() -> list[str]:
+    """Paths where the ``tbb`` wheel may have put the library, best first."""
+    paths = []
     try:
-        from numba.np.ufunc import tbbpool  # noqa: F401  (loads libtbb, checks its version)
-        numba.config.THREADING_LAYER = "safe"
-    except Exception:
-        numba.config.THREADING_LAYER = "threadsafe"
+        from importlib import metadata
+        files = metadata.files("tbb") or []
+        paths += [str(f.locate()) for f in files if f.name == _TBB_SONAME]
+    except Exception:  # noqa: BLE001 - tbb not installed, or odd metadata
+        pass
+    lib_dir = os.path.join("Library", "bin") if os.name == "nt" else "lib"
+    for prefix in (sys.prefix, sys.exec_prefix, sys.base_prefix):
+        paths.append(os.path.join(prefix, lib_dir, _TBB_SONAME))
+    return [os.path.realpath(p) for p in dict.fromkeys(paths) if os.path.isfile(p)]
 
 
-_request_safe_layer()
+def _load_tbb() -> str:
+    """Loads libtbb for Numba; returns how it went ("ok: PATH" or the reason it did not)."""
+    try:  # already on the loader's path (conda, system TBB, LD_LIBRARY_PATH)
+        lib = ctypes.CDLL(_TBB_SONAME, mode=ctypes.RTLD_GLOBAL)
+        where = _TBB_SONAME
+    except OSError:
+        lib = where = None
+        reasons = []
+        for path in _tbb_candidates():
+            try:
+                lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+                where = path
+                break
+            except OSError as exc:
+                reasons.append(str(exc))
+        if lib is None:
+            return ("not found: " + "; ".join(reasons) if reasons else
+                    f"{_TBB_SONAME} is neither on the loader's path nor in the 'tbb' package")
+    try:
+        version_of = lib.TBB_runtime_interface_version
+        version_of.restype = ctypes.c_int
+        version = version_of()
+    except AttributeError:
+        return f"{where} has no TBB_runtime_interface_version"
+    if version < TBB_MIN_INTERFACE_VERSION:
+        return (f"{where} has TBB_INTERFACE_VERSION {version}; Numba needs "
+                f">= {TBB_MIN_INTERFACE_VERSION} (pip install 'tbb>=2021.6')")
+    return f"ok: {where} (interface {version})"
+
+
+def _request_layer() -> str:
+    """Loads TBB and points Numba at TBB, then the workqueue (never OpenMP) unless the
+    user chose a layer; returns how loading TBB went."""
+    status = _load_tbb()
+    user_chose = (numba.config.THREADING_LAYER != "default"
+                  or "NUMBA_THREADING_LAYER_PRIORITY" in os.environ
+                  or list(numba.config.THREADING_LAYER_PRIORITY) != _NUMBA_DEFAULT_PRIORITY)
+    if not user_chose:
+        numba.config.THREADING_LAYER_PRIORITY = list(_OUR_PRIORITY)
+    return status
+
+
+tbb_status = _request_layer()
+_USER_LAYER = numba.config.THREADING_LAYER != "default" or (
+    list(numba.config.THREADING_LAYER_PRIORITY) != _OUR_PRIORITY)
 
 _lock = threading.Lock()
 _enabled: bool | None = None
@@ -55,16 +137,86 @@ def parallel_enabled() -> bool:
 
 
 def _launch_safe_layer() -> bool:
+    if not _USER_LAYER:  # a config reload (NUMBA_* variables changed) may have reset it
+        numba.config.THREADING_LAYER_PRIORITY = list(_OUR_PRIORITY)
     try:
         from numba.np.ufunc.parallel import _launch_threads
         _launch_threads()
-        return numba.threading_layer() in ("tbb", "omp")
-    except Exception:  # no safe layer could be loaded: stay serial
+        layer = numba.threading_layer()
+    except Exception as exc:  # noqa: BLE001 - no layer could be loaded: stay serial
+        warnings.warn(f"ndengine: no Numba threading layer could be loaded ({exc}); large ops "
+                      "run Numba kernels serially", TBBUnavailableWarning, stacklevel=3)
         return False
+    if layer in ("tbb", "omp"):  # omp only when the user asked for it
+        return True
+    warnings.warn(
+        f"ndengine: Numba's TBB threading layer is unavailable ({tbb_status}); Numba uses "
+        f"'{layer}', which cannot run kernels from several threads at once, so large ops run "
+        "Numba kernels serially. Install TBB for parallel kernels: pip install 'tbb>=2021.6'",
+        TBBUnavailableWarning, stacklevel=3)
+    return False
+
+
+# ------------------------------------------------------------- sharing the cores
+
+_NUMBA_THREADS = max(1, int(numba.config.NUMBA_NUM_THREADS))
+_active_calls = 0
+_active_lock = threading.Lock()
+_local = threading.local()
+
+
+def active_parallel_calls() -> int:
+    """Threads inside a large kernel (``run_parallel`` or ``split_run``) right now."""
+    return _active_calls
+
+
+def _enter(total: int) -> int:
+    """Counts this thread in; returns its share of ``total`` threads (at least 1).
+    Re-entrant: a nested call (``split_run`` inside ``run_parallel``) keeps the outer share."""
+    global _active_calls
+    depth = getattr(_local, "depth", 0)
+    _local.depth = depth + 1
+    if depth:
+        return max(1, total * _local.share_num // _local.share_den)
+    with _active_lock:
+        _active_calls += 1
+        callers = _active_calls
+    _local.share_num, _local.share_den = 1, callers
+    return max(1, total // callers)
+
+
+def _leave() -> None:
+    global _active_calls
+    _local.depth -= 1
+    if not _local.depth:
+        with _active_lock:
+            _active_calls -= 1
+
+
+def run_parallel(kernel, *args):
+    """``kernel(*args)`` for a Numba ``parallel=True`` kernel, on this thread's share of the
+    cores: ``NUMBA_NUM_THREADS // (threads inside a large kernel now)``, at least 1."""
+    threads = _enter(_NUMBA_THREADS)
+    try:
+        if getattr(_local, "threads", None) != threads:
+            numba.set_num_threads(threads)  # per calling thread in Numba
+            _local.threads = threads
+        return kernel(*args)
+    finally:
+        _leave()
 
 
 def use_parallel(size: int) -> bool:
     return size >= PARALLEL_MIN_SIZE and parallel_enabled()
+
+
+def share_cores(kernel):
+    """``kernel`` (a Numba ``parallel=True`` kernel) as a function that runs it through
+    ``run_parallel``, for LoopKernels built once and called at many sites."""
+    def shared(*args):
+        return run_parallel(kernel, *args)
+    shared.kernel = kernel
+    return shared
 
 
 # ------------------------------------------------------ splitting NumPy calls
@@ -73,6 +225,7 @@ _CPU_COUNT = max(1, os.cpu_count() or 1)
 _SPLIT_ALIGN = 1024  # chunk boundaries at multiples of this many elements (whole cache lines)
 
 _pool: ThreadPoolExecutor | None = None
+_chunk_slots = threading.BoundedSemaphore(_CPU_COUNT)
 _pool_lock = threading.Lock()
 
 
@@ -82,28 +235,33 @@ def _get_pool() -> ThreadPoolExecutor:
     if pool is None:
         with _pool_lock:
             if _pool is None:
-                _pool = ThreadPoolExecutor(max_workers=_CPU_COUNT,
+                _pool = ThreadPoolExecutor(max_workers=max(1, _CPU_COUNT - 1),
                                            thread_name_prefix="ndengine-split")
             pool = _pool
     return pool
 
 
 def _forget_pool_in_child() -> None:
-    # A forked child has the pool object but none of its threads: start afresh.
-    global _pool, _pool_lock
+    # A forked child has the pool object but none of its threads, and none of the other
+    # threads that were inside a large kernel: start afresh.
+    global _pool, _pool_lock, _active_calls, _active_lock, _chunk_slots
     _pool = None
     _pool_lock = threading.Lock()
+    _active_calls = 0
+    _active_lock = threading.Lock()
+    _chunk_slots = threading.BoundedSemaphore(_CPU_COUNT)
 
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool_in_child)
 
 
-def split_parts(size: int) -> int:
-    """How many chunks ``split_run`` cuts ``size`` elements into (1: no split)."""
+def split_parts(size: int, callers: int = 1) -> int:
+    """How many chunks ``split_run`` cuts ``size`` elements into (1: no split) while
+    ``callers`` threads (this one included) are inside a large kernel."""
     if size < PARALLEL_MIN_SIZE or _CPU_COUNT == 1:
         return 1
-    return min(_CPU_COUNT, size // _SPLIT_ALIGN)
+    return max(1, min(_CPU_COUNT // callers, size // _SPLIT_ALIGN))
 
 
 def split_run(fn, arrays) -> None:
@@ -117,10 +275,28 @@ def split_run(fn, arrays) -> None:
     busy pool (many concurrent callers, or a forked child) costs time, never a hang.
     """
     size = len(arrays[-1])
-    parts = split_parts(size)
-    if parts <= 1:
+    if size < PARALLEL_MIN_SIZE or _CPU_COUNT == 1:
         fn(*arrays)
         return
+    share = _enter(_CPU_COUNT)
+    try:
+        parts = min(share, size // _SPLIT_ALIGN)
+        if parts <= 1:
+            _run_chunk(fn, arrays)
+        else:
+            _split_run(fn, arrays, size, parts)
+    finally:
+        _leave()
+
+
+def _run_chunk(fn, args) -> None:
+    # A core slot per running chunk: callers that entered at once cannot together run
+    # more chunks than there are cores (a share is fixed on entry; slots hold at every moment).
+    with _chunk_slots:
+        fn(*args)
+
+
+def _split_run(fn, arrays, size: int, parts: int) -> None:
     step = -(-size // parts)
     step = -(-step // _SPLIT_ALIGN) * _SPLIT_ALIGN
     chunks = [[a[lo:lo + step] for a in arrays] for lo in range(0, size, step)]
@@ -128,19 +304,19 @@ def split_run(fn, arrays) -> None:
     try:
         pool = _get_pool()
         for args in chunks[1:]:
-            pending.append((pool.submit(fn, *args), args))
+            pending.append((pool.submit(_run_chunk, fn, args), args))
     except RuntimeError:  # interpreter shutting down: no new pool work; run the rest here
         pending += [(None, args) for args in chunks[1 + len(pending):]]
     error = None
     try:
-        fn(*chunks[0])
+        _run_chunk(fn, chunks[0])
     except BaseException as exc:  # noqa: BLE001 - re-raised once every chunk is done
         error = exc
     for future, args in pending:
         if future is None or future.cancel():  # not started: run it here
             if error is None:
                 try:
-                    fn(*args)
+                    _run_chunk(fn, args)
                 except BaseException as exc:  # noqa: BLE001
                     error = exc
         else:
