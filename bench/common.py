@@ -177,3 +177,19 @@ class PeakRSS:
         self._thread.join()
         self.peak = max(self.peak, rss_bytes())
         return False
+
+
+# ------------------------------------------------------------------ peers and ratios
+def torch_module():
+    """``torch`` if PyTorch is importable, else None (PyTorch eager on the CPU is an optional
+    peer: never a dependency of the project)."""
+    try:
+        import torch
+    except Exception:  # noqa: BLE001 - not installed, or an install that does not load
+        return None
+    return torch
+
+
+def ratio_line(label, ratio, target, what="x NumPy"):
+    """The verdict line of a ratio target: ``label: 2.31 x NumPy (target <= 4): PASS``."""
+    return f"{label}: {ratio:.2f} {what} (target <= {target:g}): {verdict(ratio <= target)}"

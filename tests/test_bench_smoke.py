@@ -23,3 +23,23 @@ def test_benchmark_runs_and_reports_every_engine(script, args):
     for kind in KINDS:  # a row per engine, with its figure
         rows = [line.split(kind, 1)[1].split() for line in lines if kind in line]
         assert rows and float(rows[0][0]) > 0, result.stdout
+
+
+@pytest.mark.parametrize("script, args, verdicts", [
+    ("tiny_ops.py", ["--quick", "--no-dask"], 1),
+    ("engine_overhead.py", ["--quick"], 1),
+    ("medium_ops.py", ["--quick", "--kinds", "NaiveEngine", "ThreadedEnginePerDevice"], 1),
+    ("mlp_step.py", ["--quick", "--kinds", "NaiveEngine", "ThreadedEnginePerDevice"], 1),
+    ("scalar_chain.py", ["--quick", "--kinds", "NaiveEngine", "ThreadedEnginePerDevice"], 2),
+    ("scalar_chain.py", ["--sweep", "--quick"], 1),
+])
+def test_issue_10_benchmarks_print_ratio_verdicts(script, args, verdicts):
+    """Every issue-10 workload prints its ratio to NumPy from the same run and a verdict."""
+    result = subprocess.run([sys.executable, str(BENCH / script), *args], cwd=BENCH,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = [line for line in result.stdout.splitlines()
+             if line.endswith(("PASS", "MISS")) and ("x NumPy" in line or "crossover" in line)]
+    assert len(lines) >= verdicts, result.stdout
+    if "--sweep" not in args:  # a ratio figure on every verdict line
+        assert all(float(line.split(": ")[1].split()[0]) > 0 for line in lines), result.stdout
