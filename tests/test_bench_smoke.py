@@ -43,3 +43,14 @@ def test_issue_10_benchmarks_print_ratio_verdicts(script, args, verdicts):
     assert len(lines) >= verdicts, result.stdout
     if "--sweep" not in args:  # a ratio figure on every verdict line
         assert all(float(line.split(": ")[1].split()[0]) > 0 for line in lines), result.stdout
+
+
+def test_tiny_op_profile_runs_and_accounts_for_the_op():
+    result = subprocess.run([sys.executable, str(BENCH / "tiny_op_profile.py"), "--quick"],
+                            cwd=BENCH, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    for section in ("calls per op", "bytecodes per op", "cProfile", "stage timers", "remainder"):
+        assert section in out, out
+    bytecodes = float(out.split("bytecodes per op (sys.settrace opcodes): ")[1].split()[0])
+    assert bytecodes > 100, out  # the op was traced, not an empty loop
