@@ -180,14 +180,22 @@ class PeakRSS:
 
 
 # ------------------------------------------------------------------ peers and ratios
-def torch_module():
+def torch_module(threads=None):
     """``torch`` if PyTorch is importable, else None (PyTorch eager on the CPU is an optional
-    peer: never a dependency of the project)."""
+    peer: never a dependency of the project). ``threads`` sets its intra-op threads: on a
+    loaded machine its default (one per core) can be many times slower than one thread."""
     try:
         import torch
     except Exception:  # noqa: BLE001 - not installed, or an install that does not load
         return None
+    if threads:
+        torch.set_num_threads(threads)
     return torch
+
+
+def torch_label(torch):
+    """The row label of the PyTorch peer, with its version and intra-op thread count."""
+    return f"PyTorch {torch.__version__} eager, {torch.get_num_threads()} thr"
 
 
 def ratio_line(label, ratio, target, what="x NumPy"):

@@ -16,7 +16,7 @@ import numpy as np
 
 import ndengine as nd
 from common import (KINDS, best_of_interleaved, check_close, header, on_engine, ratio_line,
-                    torch_module)
+                    torch_label, torch_module)
 from ndengine import engine
 
 N = 1 << 16
@@ -51,6 +51,8 @@ def main(argv=None):
     parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
     parser.add_argument("--quick", action="store_true", help="50 ops, 2 repeats")
     parser.add_argument("--no-torch", action="store_true", help="skip PyTorch even if installed")
+    parser.add_argument("--torch-threads", type=int, default=None,
+                        help="PyTorch's intra-op threads (default: its own, one per core)")
     args = parser.parse_args(argv)
     if args.quick:
         args.ops, args.repeat = 50, 2
@@ -67,7 +69,7 @@ def main(argv=None):
         got = [r.item() for r in ndengine_run(inputs, args.ops)]
         check_close(kind, got, want, rtol=1e-4)  # float32 sums: the order of adds differs
         fns[kind] = on_engine(eng, lambda inputs=inputs: ndengine_run(inputs, args.ops))
-    torch = None if args.no_torch else torch_module()
+    torch = None if args.no_torch else torch_module(args.torch_threads)
     if torch is not None:
         tensors = [torch.from_numpy(a.copy()) for a in host]
         check_close("PyTorch", [r.item() for r in torch_run(torch, tensors, args.ops)], want,
@@ -82,7 +84,7 @@ def main(argv=None):
     worst = 0.0
     for name, timing in timings.items():
         ratio = timing.best / base.best
-        label = (f"PyTorch {torch.__version__} eager (CPU)" if name == "PyTorch"
+        label = (torch_label(torch) if name == "PyTorch"
                  else f"ndengine {name}")
         if name != "PyTorch":
             worst = max(worst, ratio)

@@ -19,7 +19,7 @@ import numpy as np
 
 import ndengine as nd
 from common import (KINDS, best_of_interleaved, check_close, header, on_engine, ratio_line,
-                    torch_module)
+                    torch_label, torch_module)
 from ndengine import engine
 
 BATCH, IN, HIDDEN, OUT = 256, 784, 256, 10
@@ -113,6 +113,8 @@ def main(argv=None):
     parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
     parser.add_argument("--quick", action="store_true", help="3 steps, 1 repeat")
     parser.add_argument("--no-torch", action="store_true", help="skip PyTorch even if installed")
+    parser.add_argument("--torch-threads", type=int, default=None,
+                        help="PyTorch's intra-op threads (default: its own, one per core)")
     args = parser.parse_args(argv)
     if args.quick:
         args.steps, args.repeat = 3, 1
@@ -128,7 +130,7 @@ def main(argv=None):
         engine.set_engine(eng)
         check_close(kind, run_nd(), want, rtol=1e-3)  # float32 matmuls: summation order
         fns[kind] = on_engine(eng, run_nd)
-    torch = None if args.no_torch else torch_module()
+    torch = None if args.no_torch else torch_module(args.torch_threads)
     if torch is not None:
         tx = TorchNamespace(torch)
         run_torch = lambda: train(tx, torch.from_numpy, data, args.steps)  # noqa: E731
@@ -142,7 +144,7 @@ def main(argv=None):
     worst = 0.0
     for name, timing in timings.items():
         ratio = timing.best / base.best
-        label = (f"PyTorch {torch.__version__} eager (CPU)" if name == "PyTorch"
+        label = (torch_label(torch) if name == "PyTorch"
                  else f"ndengine {name}")
         if name != "PyTorch":
             worst = max(worst, ratio)

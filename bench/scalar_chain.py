@@ -21,7 +21,7 @@ import numpy as np
 
 import ndengine as nd
 from common import (KINDS, best_of_interleaved, check_close, header, on_engine, ratio_line,
-                    torch_module)
+                    torch_label, torch_module)
 from ndengine import engine
 
 N = 1000
@@ -61,7 +61,7 @@ def compare(args):
     header(f"scalar chain: x = exp(x*{SCALE} + {SHIFT}) on {N} float32, {args.steps} steps "
            "then wait")
     engines = {kind: engine.create(kind, num_cpu_workers=args.workers) for kind in args.kinds}
-    torch = None if args.no_torch else torch_module()
+    torch = None if args.no_torch else torch_module(args.torch_threads)
     fns = {}
     for scalars, (a, b) in SCALARS.items():
         want = numpy_run(N, args.steps, a, b)
@@ -87,7 +87,7 @@ def compare(args):
             timing = timings[name, scalars]
             ratio = timing.best / base.best
             label = {"NumPy": "NumPy",
-                     "PyTorch": f"PyTorch {getattr(torch, '__version__', '')} eager (CPU)"
+                     "PyTorch": torch_label(torch) if torch else ""
                      }.get(name, f"ndengine {name}")
             if name in engines:
                 worst[scalars] = max(worst.get(scalars, 0.0), ratio)
@@ -104,7 +104,7 @@ def sweep(args):
            f"({kind}), Python float scalars")
     a, b = SCALARS["Python float"]
     sizes = [s for s in SWEEP_SIZES if s <= args.max_size]
-    torch = None if args.no_torch else torch_module()
+    torch = None if args.no_torch else torch_module(args.torch_threads)
     print(f"{'elements':>10s} {'steps':>6s} {'NumPy us/step':>14s} {'ndengine':>9s} "
           f"{'x NumPy':>8s} {'med/best':>9s}" + (f" {'PyTorch':>8s}" if torch else ""))
     crossover = None
@@ -154,6 +154,8 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true",
                         help="200 steps, 2 repeats; sweep: up to 100k elements, less work")
     parser.add_argument("--no-torch", action="store_true", help="skip PyTorch even if installed")
+    parser.add_argument("--torch-threads", type=int, default=None,
+                        help="PyTorch's intra-op threads (default: its own, one per core)")
     args = parser.parse_args(argv)
     if args.quick:
         args.steps, args.repeat = 200, 2

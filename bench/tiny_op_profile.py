@@ -32,7 +32,6 @@ from ndengine import engine as engine_mod
 from ndengine import ops
 from ndengine.engine import FnProperty
 from ndengine.ndarray import ndarray as nda
-from ndengine.ndarray import storage
 from ndengine.ops import OpReq
 
 N = 16
@@ -235,7 +234,8 @@ def stage_timers(iterations, repeat):
 
     def allocated_arrays(n):
         return output_views(fresh_outputs(n))
-    stages.add("deletion of the old x (Chunk.__del__, buffer freed)", delete_arrays, allocated_arrays)
+    stages.add("deletion of the old x (Chunk.__del__, buffer freed)", delete_arrays,
+               allocated_arrays)
     return stages.run(iterations, repeat)
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 import ndengine as nd
 from common import (KINDS, best_of, best_of_interleaved, check_close, dask_array, header,
-                    on_engine, ratio_line, torch_module, verdict)
+                    on_engine, ratio_line, torch_label, torch_module, verdict)
 from ndengine import engine
 
 TARGET_US = 10.0
@@ -67,6 +67,8 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="2,000 ops, 3 repeats")
     parser.add_argument("--no-dask", action="store_true", help="skip dask even if installed")
     parser.add_argument("--no-torch", action="store_true", help="skip PyTorch even if installed")
+    parser.add_argument("--torch-threads", type=int, default=None,
+                        help="PyTorch's intra-op threads (default: its own, one per core)")
     parser.add_argument("--dask-ops", type=int, default=500,
                         help="ops for dask (its graph of --ops layers takes minutes)")
     args = parser.parse_args(argv)
@@ -81,7 +83,7 @@ def main(argv=None):
         engine.set_engine(eng)
         check_close(kind, ndengine_run(args.ops).asnumpy(), want)
         fns[kind] = on_engine(eng, lambda: ndengine_run(args.ops))
-    torch = None if args.no_torch else torch_module()
+    torch = None if args.no_torch else torch_module(args.torch_threads)
     if torch is not None:
         check_close("PyTorch", torch_run(torch, args.ops), want)
         fns["PyTorch"] = lambda: torch_run(torch, args.ops)
@@ -100,7 +102,7 @@ def main(argv=None):
     worst_ratio = worst / numpy_us
     if torch_timing is not None:
         us = torch_timing.best / args.ops * 1e6
-        print(f"{'PyTorch ' + torch.__version__ + ' eager (CPU)':34s} {us:8.2f} "
+        print(f"{torch_label(torch):34s} {us:8.2f} "
               f"{us / numpy_us:8.1f} {torch_timing.spread:9.2f}")
     for eng in engines.values():
         eng.notify_shutdown()
