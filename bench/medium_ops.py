@@ -3,6 +3,7 @@ of --inputs arrays, round-robin, no op depending on another) then one wait, per 
 beside NumPy (and PyTorch eager on the CPU, where torch is importable) in the same run.
 
     python bench/medium_ops.py [--ops 1000] [--repeat 7] [--workers N] [--quick] [--no-torch]
+                               [--torch-threads N]
 
 Each medium op is four pushed ops on ndengine (multiply, add, sqrt, sum); independent chains
 may run on different workers at once. Target (issue 10): not slower than NumPy, on every

@@ -3,6 +3,7 @@ softmax cross-entropy), ``W -= lr * g``; --steps steps then one wait, per engine
 NumPy (and PyTorch eager on the CPU, where torch is importable) in the same run.
 
     python bench/mlp_step.py [--steps 50] [--repeat 5] [--workers N] [--quick] [--no-torch]
+                             [--torch-threads N]
 
 The step is written once, against an ``xp`` namespace, and run with xp=numpy and
 xp=ndengine (PyTorch gets a few-line adapter, ``TorchNamespace``). It uses only functions

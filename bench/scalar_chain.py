@@ -5,7 +5,8 @@ times the chain on the default engine over array sizes 1k..10M and prints the cr
 smallest size at which ndengine is not slower than NumPy.
 
     python bench/scalar_chain.py [--steps 2000] [--repeat 7] [--quick] [--no-torch]
-    python bench/scalar_chain.py --sweep [--quick]
+                                 [--torch-threads N]
+    python bench/scalar_chain.py --sweep [--quick] [--max-size N] [--work N]
 
 a = -0.5, b = 0.1: with a = +0.5 the chain overflows to inf within a few steps (exp(x/2 + 0.1)
 > x for every x), which leaves nothing to check; -0.5 costs the same ops and converges, so every

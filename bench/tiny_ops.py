@@ -2,7 +2,7 @@
 for each engine kind, in µs per op beside NumPy's ``x = x + 1`` measured in the same run.
 
     python bench/tiny_ops.py [--ops 10000] [--repeat 9] [--workers N] [--quick] [--no-dask]
-                             [--no-torch]
+                             [--no-torch] [--torch-threads N]
 
 This is the whole per-op cost of ndengine's front end and engine (operand checks, dtype
 inference, a new output array and its engine var, the push, the worker's run and completion,
