@@ -180,10 +180,12 @@ class PeakRSS:
 
 
 # ------------------------------------------------------------------ peers and ratios
-def torch_module(threads=None):
+def torch_module(threads=1):
     """``torch`` if PyTorch is importable, else None (PyTorch eager on the CPU is an optional
-    peer: never a dependency of the project). ``threads`` sets its intra-op threads: on a
-    loaded machine its default (one per core) can be many times slower than one thread."""
+    peer: never a dependency of the project), set to ``threads`` intra-op threads (0: its own
+    default, one per core). One by default: its pool's threads spin after every op and slow
+    down whatever runs next in the same rounds (measured on 2 loaded cores: NumPy's MLP step
+    18 ms interleaved with 2-thread PyTorch, 1.6 ms beside 1-thread PyTorch)."""
     try:
         import torch
     except Exception:  # noqa: BLE001 - not installed, or an install that does not load

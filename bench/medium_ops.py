@@ -52,8 +52,8 @@ def main(argv=None):
     parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
     parser.add_argument("--quick", action="store_true", help="50 ops, 2 repeats")
     parser.add_argument("--no-torch", action="store_true", help="skip PyTorch even if installed")
-    parser.add_argument("--torch-threads", type=int, default=None,
-                        help="PyTorch's intra-op threads (default: its own, one per core)")
+    parser.add_argument("--torch-threads", type=int, default=1,
+                        help="PyTorch's intra-op threads (0: its own default, one per core)")
     args = parser.parse_args(argv)
     if args.quick:
         args.ops, args.repeat = 50, 2

@@ -67,8 +67,8 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="2,000 ops, 3 repeats")
     parser.add_argument("--no-dask", action="store_true", help="skip dask even if installed")
     parser.add_argument("--no-torch", action="store_true", help="skip PyTorch even if installed")
-    parser.add_argument("--torch-threads", type=int, default=None,
-                        help="PyTorch's intra-op threads (default: its own, one per core)")
+    parser.add_argument("--torch-threads", type=int, default=1,
+                        help="PyTorch's intra-op threads (0: its own default, one per core)")
     parser.add_argument("--dask-ops", type=int, default=500,
                         help="ops for dask (its graph of --ops layers takes minutes)")
     args = parser.parse_args(argv)
