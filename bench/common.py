@@ -177,3 +177,29 @@ class PeakRSS:
         self._thread.join()
         self.peak = max(self.peak, rss_bytes())
         return False
+
+
+# ------------------------------------------------------------------ peers and ratios
+def torch_module(threads=1):
+    """``torch`` if PyTorch is importable, else None (PyTorch eager on the CPU is an optional
+    peer: never a dependency of the project), set to ``threads`` intra-op threads (0: its own
+    default, one per core). One by default: its pool's threads spin after every op and slow
+    down whatever runs next in the same rounds (measured on 2 loaded cores: NumPy's MLP step
+    18 ms interleaved with 2-thread PyTorch, 1.6 ms beside 1-thread PyTorch)."""
+    try:
+        import torch
+    except Exception:  # noqa: BLE001 - not installed, or an install that does not load
+        return None
+    if threads:
+        torch.set_num_threads(threads)
+    return torch
+
+
+def torch_label(torch):
+    """The row label of the PyTorch peer, with its version and intra-op thread count."""
+    return f"PyTorch {torch.__version__} eager, {torch.get_num_threads()} thr"
+
+
+def ratio_line(label, ratio, target, what="x NumPy"):
+    """The verdict line of a ratio target: ``label: 2.31 x NumPy (target <= 4): PASS``."""
+    return f"{label}: {ratio:.2f} {what} (target <= {target:g}): {verdict(ratio <= target)}"

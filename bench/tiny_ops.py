@@ -2,6 +2,7 @@
 for each engine kind, in µs per op beside NumPy's ``x = x + 1`` measured in the same run.
 
     python bench/tiny_ops.py [--ops 10000] [--repeat 9] [--workers N] [--quick] [--no-dask]
+                             [--no-torch] [--torch-threads N]
 
 This is the whole per-op cost of ndengine's front end and engine (operand checks, dtype
 inference, a new output array and its engine var, the push, the worker's run and completion,
@@ -9,6 +10,8 @@ the deletion of the array the loop drops) on an op whose arithmetic is nearly fr
 Target: at most 10 µs per op on every engine (reference on this machine: NumPy ~1 µs/op,
 MXNet 1.9.1 ~20 µs/op).  Each figure is the best of --repeat runs after a warm-up run, NumPy
 and the engines timed in interleaved rounds; the median/best column shows the noise.
+PyTorch eager (CPU), where torch is importable, is a peer timed in the same rounds. The last
+line is issue 10's target: every engine at most 4x NumPy's time, from the same run.
 """
 import argparse
 import sys
@@ -17,10 +20,11 @@ import numpy as np
 
 import ndengine as nd
 from common import (KINDS, best_of, best_of_interleaved, check_close, dask_array, header,
-                    on_engine, verdict)
+                    on_engine, ratio_line, torch_label, torch_module, verdict)
 from ndengine import engine
 
 TARGET_US = 10.0
+TARGET_RATIO = 4.0  # issue 10: x NumPy, every engine
 N = 16
 
 
@@ -40,6 +44,13 @@ def ndengine_run(ops):
     return x
 
 
+def torch_run(torch, ops):
+    x = torch.zeros(N, dtype=torch.float32)
+    for _ in range(ops):
+        x = x + 1
+    return x.numpy()
+
+
 def dask_run(da, ops):
     x = da.zeros(N, dtype=np.float32, chunks=N)
     for _ in range(ops):
@@ -55,6 +66,9 @@ def main(argv=None):
     parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
     parser.add_argument("--quick", action="store_true", help="2,000 ops, 3 repeats")
     parser.add_argument("--no-dask", action="store_true", help="skip dask even if installed")
+    parser.add_argument("--no-torch", action="store_true", help="skip PyTorch even if installed")
+    parser.add_argument("--torch-threads", type=int, default=1,
+                        help="PyTorch's intra-op threads (0: its own default, one per core)")
     parser.add_argument("--dask-ops", type=int, default=500,
                         help="ops for dask (its graph of --ops layers takes minutes)")
     args = parser.parse_args(argv)
@@ -69,8 +83,13 @@ def main(argv=None):
         engine.set_engine(eng)
         check_close(kind, ndengine_run(args.ops).asnumpy(), want)
         fns[kind] = on_engine(eng, lambda: ndengine_run(args.ops))
+    torch = None if args.no_torch else torch_module(args.torch_threads)
+    if torch is not None:
+        check_close("PyTorch", torch_run(torch, args.ops), want)
+        fns["PyTorch"] = lambda: torch_run(torch, args.ops)
     timings = best_of_interleaved(fns, args.repeat)
     base = timings.pop("NumPy")
+    torch_timing = timings.pop("PyTorch", None)
     numpy_us = base.best / args.ops * 1e6
     print(f"{'implementation':34s} {'us/op':>8s} {'x NumPy':>8s} {'med/best':>9s}  target")
     print(f"{'NumPy':34s} {numpy_us:8.2f} {1.0:8.1f} {base.spread:9.2f}")
@@ -80,6 +99,11 @@ def main(argv=None):
         worst = max(worst, us)
         print(f"ndengine {kind:25s} {us:8.2f} {us / numpy_us:8.1f} {timing.spread:9.2f}  "
               f"<= {TARGET_US:g} us/op: {verdict(us <= TARGET_US)}")
+    worst_ratio = worst / numpy_us
+    if torch_timing is not None:
+        us = torch_timing.best / args.ops * 1e6
+        print(f"{torch_label(torch):34s} {us:8.2f} "
+              f"{us / numpy_us:8.1f} {torch_timing.spread:9.2f}")
     for eng in engines.values():
         eng.notify_shutdown()
     da = None if args.no_dask else dask_array()
@@ -92,6 +116,7 @@ def main(argv=None):
               f"{timing.spread:9.2f}")
     print(f"worst ndengine engine: {worst:.2f} us/op (target <= {TARGET_US:g}): "
           f"{verdict(worst <= TARGET_US)}")
+    print(ratio_line("worst ndengine engine, issue 10", worst_ratio, TARGET_RATIO))
     return 0
 
 

@@ -1,0 +1,303 @@
+"""Where the time of one tiny op goes: ``x = x + 1`` on 16 float32 on the default engine.
+
+    python bench/tiny_op_profile.py [--ops 500] [--repeat 101] [--quick]
+
+Three views, for docs/tiny_op_breakdown.md:
+
+1. counts per op, deterministic: Python calls and C calls (``sys.setprofile``) and bytecodes
+   executed (``sys.settrace`` with opcode tracing), per function;
+2. cProfile: each function's own time per op (cProfile inflates small functions; read the
+   shares, not the absolute figures);
+3. stage timers: each stage of the op timed alone with ``time.perf_counter_ns`` over --ops
+   iterations, in --repeat interleaved rounds; the median and the best round per iteration;
+   what the stages do not cover (the operator dispatch, invoke's own lines, the list and
+   tuple building) is the remainder.
+
+A diagnostic, not a benchmark: it calls ndengine's internals (``_new_array``, ``_Run``,
+``_delete_chunk``, the engine's ``_run_now``) one at a time, exactly as ``x + 1`` does.
+"""
+import argparse
+import cProfile
+import gc
+import pstats
+import statistics
+import sys
+import time
+from collections import Counter
+
+import numpy as np
+
+import ndengine as nd
+from ndengine import engine as engine_mod
+from ndengine import ops
+from ndengine.engine import FnProperty
+from ndengine.ndarray import ndarray as nda
+from ndengine.ops import OpReq
+
+N = 16
+
+
+def tiny_chain(ops_count):
+    x = nd.zeros(N, dtype=np.float32)
+    for _ in range(ops_count):
+        x = x + 1
+    nd.waitall()
+    return x
+
+
+# ------------------------------------------------------------------ 1. deterministic counts
+def _label(code):
+    module = code.co_filename.rsplit("/", 1)[-1]
+    return f"{module}:{code.co_firstlineno}({code.co_name})"
+
+
+def call_counts(ops_count):
+    x = nd.zeros(N, dtype=np.float32)
+    x = x + 1
+    nd.waitall()
+    py, c = Counter(), Counter()
+
+    def profiler(frame, event, arg):
+        if event == "call":
+            py[_label(frame.f_code)] += 1
+        elif event == "c_call":
+            c[getattr(arg, "__qualname__", repr(arg))] += 1
+
+    sys.setprofile(profiler)
+    for _ in range(ops_count):
+        x = x + 1
+    sys.setprofile(None)
+    nd.waitall()
+    return py, c
+
+
+def opcode_counts(ops_count):
+    x = nd.zeros(N, dtype=np.float32)
+    x = x + 1
+    nd.waitall()
+    counts = Counter()
+
+    def tracer(frame, event, arg):
+        frame.f_trace_opcodes = True
+        frame.f_trace_lines = False
+        if event == "opcode":
+            counts[_label(frame.f_code)] += 1
+        return tracer
+
+    here = sys._getframe()
+    here.f_trace_opcodes = True
+    sys.settrace(tracer)
+    here.f_trace = tracer
+    for _ in range(ops_count):
+        x = x + 1
+    sys.settrace(None)
+    here.f_trace = None
+    nd.waitall()
+    return counts
+
+
+# ------------------------------------------------------------------ 3. stage timers
+class Stages:
+    """Stage bodies timed in interleaved rounds (each round times every stage once), so a
+    slow spell of the loaded machine hits them all alike; per stage, the median and the best
+    batch, in ns per iteration."""
+
+    def __init__(self):
+        self.bodies = {}
+
+    def add(self, name, body, setup=None):
+        """``body(arg)`` timed, ``arg = setup(iterations)`` untimed (or the iteration count)."""
+        self.bodies[name] = (body, setup)
+
+    def run(self, iterations, repeat):
+        times = {name: [] for name in self.bodies}
+        for round_ in range(repeat + 1):  # the first round is a warm-up
+            for name, (body, setup) in self.bodies.items():
+                arg = setup(iterations) if setup is not None else iterations
+                start = time.perf_counter_ns()
+                body(arg)
+                elapsed = (time.perf_counter_ns() - start) / iterations
+                if round_:
+                    times[name].append(elapsed)
+        return {name: (statistics.median(t), min(t)) for name, t in times.items()}
+
+
+def stage_timers(iterations, repeat):
+    eng = engine_mod.get()
+    op = ops.get("add")
+    kernel = op.kernels["cpu"]
+    x = nd.zeros(N, dtype=np.float32)
+    x = x + 1
+    nd.waitall()
+    ctx, shape, dtype = x.context, x.shape, x.dtype
+    inputs, params = [x, 1], {}
+    stages = Stages()
+
+    def numpy_op(n):
+        a = np.zeros(N, np.float32)
+        for _ in range(n):
+            a = a + 1
+    stages.add("NumPy x = x + 1 (reference)", numpy_op)
+
+    def whole(n):
+        y = nd.zeros(N, dtype=np.float32)
+        y.wait_to_read()  # the chain starts on a ready array: every op can run inline
+        for _ in range(n):
+            y = y + 1
+        nd.waitall()
+    stages.add("whole op: x = x + 1", whole)
+
+    def whole_queued(n):
+        y = nd.zeros(N, dtype=np.float32)
+        y = y + 1  # pushed while zeros may still be queued: then so is every op after it
+        for _ in range(n):
+            y = y + 1
+        nd.waitall()
+    stages.add("whole op, chain started behind a queued op", whole_queued)
+
+    def empty_loop(n):
+        for _ in range(n):
+            pass
+    stages.add("empty loop", empty_loop)
+
+    def lookup(n):
+        get = ops.get
+        for _ in range(n):
+            get("add")
+    stages.add("ops.get('add') (operator glue)", lookup)
+
+    def infer(n):
+        fast_infer = op.fast_infer
+        for _ in range(n):
+            fast_infer(inputs, params)
+    stages.add("infer: op.fast_infer", infer)
+
+    def new_arrays(n):
+        new = nda._new_array
+        return [new(shape, dtype, ctx, eng) for _ in range(n)]
+    stages.add("output array + chunk + var (_new_array)", new_arrays)
+
+    def new_variable(n):
+        new = eng.new_variable
+        keep = [new() for _ in range(n)]
+        return keep
+    stages.add("  of which engine.new_variable", new_variable)
+
+    def make_runs(n):
+        run_type, req = nda._Run, [OpReq.WRITE_TO]
+        out = [x]
+        for _ in range(n):
+            run_type(kernel, inputs, out, req, params, None)
+    stages.add("_Run(...) object", make_runs)
+
+    def kernel_only(n):
+        a, out, req = x.asnumpy(), [np.empty(N, np.float32)], [OpReq.WRITE_TO]
+        args = [a, 1]
+        for _ in range(n):
+            kernel(args, out, req)
+    stages.add("kernel alone (fast_kernel_binary on NumPy arrays)", kernel_only)
+
+    def numba_loop_only(n):
+        a, out = x.asnumpy(), np.empty(N, np.float32)
+        operand = np.ones(1, np.float32)  # the scalar as the loop takes it
+        loop = kernel.__self__.loops.serial_array_scalar
+        for _ in range(n):
+            loop(a, operand, out)
+    stages.add("  of which the Numba loop's call (serial_array_scalar)", numba_loop_only)
+
+    def numpy_ufunc_out(n):
+        a, out = x.asnumpy(), np.empty(N, np.float32)
+        for _ in range(n):
+            np.add(a, 1, out=out)
+    stages.add("  for scale: NumPy np.add(a, 1, out=out), no allocation", numpy_ufunc_out)
+
+    def output_views(arrays):
+        for arr in arrays:
+            arr._data()
+        return arrays
+    # _data() of a fresh output: storage.alloc and the NumPy view over the buffer
+    def fresh_outputs(n):
+        return [nda._new_array(shape, dtype, ctx, eng) for _ in range(n)]
+    stages.add("output memory: storage.alloc + NumPy view (_data)", output_views, fresh_outputs)
+
+    def push_noop(n):
+        push, var = eng.push_sync, eng.new_variable()
+        reads, writes = [eng.new_variable()], [var]
+        async_ = FnProperty.ASYNC
+        for _ in range(n):
+            push(nda._nothing_to_free, ctx, reads, writes, async_, 0, "add", None)
+        eng.wait_for_all()
+    stages.add("engine.push_sync of a no-op, inline (_run_now)", push_noop)
+
+    def delete_arrays(arrays):
+        arrays.clear()  # each Chunk.__del__ -> _delete_chunk -> storage.free
+
+    def allocated_arrays(n):
+        return output_views(fresh_outputs(n))
+    stages.add("deletion of the old x (Chunk.__del__, buffer freed)", delete_arrays,
+               allocated_arrays)
+    return stages.run(iterations, repeat)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ops", type=int, default=500)
+    parser.add_argument("--repeat", type=int, default=101)
+    parser.add_argument("--quick", action="store_true", help="200 ops, 5 repeats")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.ops, args.repeat = 200, 5
+    eng = engine_mod.get()
+    print(f"== tiny op profile: x = x + 1 on {N} float32, engine {type(eng).__name__}")
+    tiny_chain(1000)  # warm: kernels compiled, pools started, buffer pool filled
+    gc.disable()  # the cyclic GC's passes would land on random stages
+
+    py, c = call_counts(args.ops)
+    print(f"\n-- 1. calls per op (sys.setprofile, {args.ops} ops): "
+          f"{sum(py.values()) / args.ops:.1f} Python calls, {sum(c.values()) / args.ops:.1f} "
+          "C calls")
+    for name, count in py.most_common():
+        print(f"   py {count / args.ops:6.2f}  {name}")
+    for name, count in c.most_common():
+        print(f"   C  {count / args.ops:6.2f}  {name}")
+    codes = opcode_counts(args.ops)
+    print(f"\n-- bytecodes per op (sys.settrace opcodes): {sum(codes.values()) / args.ops:.1f}")
+    for name, count in codes.most_common():
+        print(f"   {count / args.ops:7.1f}  {name}")
+
+    profiled_ops = 10_000 if not args.quick else 1000
+    profiler = cProfile.Profile()
+    profiler.enable()
+    tiny_chain(profiled_ops)
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    total = sum(row[2] for row in stats.stats.values())
+    print(f"\n-- 2. cProfile, {profiled_ops} ops: own time per op (inflated by cProfile), share")
+    rows = sorted(stats.stats.items(), key=lambda item: -item[1][2])
+    for (filename, line, func), (cc, nc, tt, ct, callers) in rows[:18]:
+        where = f"{filename.rsplit('/', 1)[-1]}:{line}({func})"
+        print(f"   {tt / (profiled_ops) * 1e6:6.2f} us  {tt / total * 100:5.1f}%  "
+              f"{nc / (profiled_ops):5.2f} calls/op  {where}")
+
+    stages = stage_timers(args.ops, args.repeat)
+    loop_med, loop_min = stages.pop("empty loop")
+    print(f"\n-- 3. stage timers: {args.repeat} interleaved rounds of {args.ops} iterations, "
+          f"ns per op, median and best round (the empty loop, {loop_med:.0f} ns, is "
+          "subtracted from the stages)")
+    print(f"   {'median':>8s} {'best':>8s}")
+    covered_med = covered_min = 0.0
+    for name, (med, best) in stages.items():
+        if not name.startswith(("NumPy", "whole")):
+            med, best = med - loop_med, best - loop_min
+            if not name.startswith("  "):
+                covered_med, covered_min = covered_med + med, covered_min + best
+        print(f"   {med:8.0f} {best:8.0f}  {name}")
+    whole_med, whole_min = stages["whole op: x = x + 1"]
+    print(f"   {whole_med - covered_med:8.0f} {whole_min - covered_min:8.0f}  remainder of the "
+          "whole op: operator dispatch, _binary.forward, invoke's and push_sync's own lines")
+    gc.enable()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
