@@ -91,3 +91,31 @@ def test_fork_while_threads_hold_the_locks(nd_engine):
     # and the parent's counters are still exact
     nd.waitall()
     assert storage.stats(ctx)["bytes_in_use"] == 0
+
+
+def test_fork_while_another_thread_computes_a_cached_property():
+    # functools.cached_property (Python 3.11) holds a lock per property while it computes:
+    # a fork then would leave it held in the child, whose first use of the property hangs.
+    from ndengine.ops.caching import cached_property
+
+    inside, release = threading.Event(), threading.Event()
+
+    class Slow:
+        @cached_property
+        def value(self):
+            if not inside.is_set():  # the first computation, in the parent's thread, blocks
+                inside.set()
+                release.wait(10)
+            return 42
+
+    computing = threading.Thread(target=lambda: Slow().value)
+    computing.start()
+    assert inside.wait(10)
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(10)  # a hung child dies rather than hang the test
+        os._exit(0 if Slow().value == 42 else 1)
+    release.set()
+    computing.join(10)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status

@@ -42,6 +42,7 @@ NumPy picks for that output dtype, inputs cast to it (``resolve_like``).
 from __future__ import annotations
 
 import functools
+import math
 import operator
 from dataclasses import dataclass
 from typing import Callable
@@ -50,6 +51,7 @@ import numpy as np
 from numpy._core import umath as _umath  # the clip ufunc behind np.clip
 
 from . import elementwise_kernels as ek
+from .caching import cached_property
 from .dtypes import (_DTYPE_LOOKUP, check_dtype, check_scalar_fits, int_bounds, is_array_spec,
                      promotion_operand, result_type)
 from .outputs import detach_overlapping, single_output, write_with_req
@@ -418,12 +420,12 @@ class ElementwiseSpec:
     def arity(self) -> int:
         return self.ufunc.nin
 
-    @functools.cached_property
+    @cached_property
     def numba_loops(self) -> ek.LoopKernels:
         factory = {1: ek.unary_kernels, 2: ek.binary_kernels, 3: ek.ternary_kernels}[self.arity]
         return factory(self.scalar)
 
-    @functools.cached_property
+    @cached_property
     def loops(self) -> ek.LoopKernels:
         """The 1-D loops every kernel path runs: NumPy's where it is faster, else Numba's."""
         numpy_loop = NUMPY_UNARY.get(self.name) if self.arity == 1 else None
@@ -464,7 +466,7 @@ class ElementwiseSpec:
 
     # ------------------------------------------------ per-signature plans
 
-    @functools.cached_property
+    @cached_property
     def plans(self) -> dict:
         return {}
 
@@ -824,7 +826,8 @@ class PowerSpec(ElementwiseSpec):
     def infer(self, *inputs, **params):
         results = super().infer(*inputs, **params)
         base, exponent = inputs
-        if (results[0][1].kind in "iu" and not is_array_spec(exponent) and exponent < 0):
+        if (results[0][1].kind in "iu" and not is_array_spec(exponent) and exponent < 0
+                and math.prod(results[0][0])):  # NumPy raises only when a power is computed
             raise ValueError("Integers to negative integer powers are not allowed.")
         return results
 
@@ -841,13 +844,14 @@ class PowerSpec(ElementwiseSpec):
             return results
         return fast_infer_power
 
-    @functools.cached_property
+    @cached_property
     def loops(self) -> ek.LoopKernels:
         return numpy_power_loops(self.numba_loops)
 
     def check_operands(self, operands, params):
         exponent = operands[1]
-        if exponent.dtype.kind == "i" and ek.any_negative(exponent.reshape(-1)):
+        computed = math.prod(np.broadcast_shapes(*(o.shape for o in operands)))
+        if exponent.dtype.kind == "i" and computed and ek.any_negative(exponent.reshape(-1)):
             raise ValueError("Integers to negative integer powers are not allowed.")
 
 
@@ -1120,7 +1124,7 @@ class ClipSpec(ElementwiseSpec):
             (loops.parallel_array_scalar if parallel else loops.serial_array_scalar)(x, high, out)
         return True
 
-    @functools.cached_property
+    @cached_property
     def clip_loops(self):
         return {"both": ek.ternary_kernels(ek.clip),
                 "low": ek.binary_kernels(ek.maximum),
@@ -1151,7 +1155,7 @@ class ClipSpec(ElementwiseSpec):
             operands = detach_overlapping(operands, [out])
         write_with_req(out, req, lambda target: run_loops(loops, operands, target))
 
-    @functools.cached_property
+    @cached_property
     def identity_loops(self):
         return ek.unary_kernels(ek.positive)
 
@@ -1169,7 +1173,7 @@ class WhereSpec(ElementwiseSpec):
     def arity(self):
         return 3
 
-    @functools.cached_property
+    @cached_property
     def loops(self):
         return ek.ternary_kernels(ek.where_select)
 

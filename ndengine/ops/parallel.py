@@ -244,7 +244,8 @@ def _get_pool() -> ThreadPoolExecutor:
 def _forget_pool_in_child() -> None:
     # A forked child has the pool object but none of its threads, and none of the other
     # threads that were inside a large kernel: start afresh.
-    global _pool, _pool_lock, _active_calls, _active_lock, _chunk_slots
+    global _lock, _pool, _pool_lock, _active_calls, _active_lock, _chunk_slots
+    _lock = threading.Lock()
     _pool = None
     _pool_lock = threading.Lock()
     _active_calls = 0
