@@ -101,6 +101,10 @@ FOUND = {
                          "v.append(v[0].argmax(axis=0))"],
     "slice_set_leading_unit_dims": ["v.append(xp.zeros(3))", "v.append(xp.ones((1, 3)))",
                                     "v[0][:] = v[1]"],
+    "mask_set_2d_value": ["v.append(xp.zeros((1, 2, 3)))", "v.append(xp.ones((1, 3)))",
+                          "v[0][v[0] == 0] = v[1]"],
+    "mask_set_wrong_count": ["v.append(xp.zeros((2, 3)))", "v.append(xp.ones(4))",
+                             "v[0][v[0] == 0] = v[1]"],
     "fancy_set_leading_unit_dims": ["v.append(xp.zeros(3))", "v.append(xp.ones((1, 3)))",
                                     "v[0][np.array([0, 1, 2])] = v[1]"],
 }

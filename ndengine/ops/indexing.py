@@ -44,8 +44,27 @@ def setitem_value_shape(value_shape: tuple, region: tuple) -> tuple:
     return value_shape
 
 
+def _is_whole_mask(key, ndim: int) -> bool:
+    """A bare boolean array over every axis: NumPy assigns through its 1-D mask path."""
+    return isinstance(key, np.ndarray) and key.dtype == bool and key.ndim == ndim
+
+
+def _check_mask_value(value_shape: tuple, region: tuple) -> None:
+    # NumPy's own errors for its boolean-assignment path, raised at the call (the mask is
+    # known then), not by the kernel.
+    if len(value_shape) > 1:
+        raise TypeError("NumPy boolean array indexing assignment requires a 0 or "
+                        f"1-dimensional input, input has {len(value_shape)} dimensions")
+    if value_shape and value_shape[0] not in (1, region[0]):
+        raise ValueError(f"NumPy boolean array indexing assignment cannot assign "
+                         f"{value_shape[0]} input values to the {region[0]} output values "
+                         "where the mask is true")
+
+
 def infer_assign(target, value, *, key):
     region = indexed_shape(shape_of(target), key)
+    if _is_whole_mask(key, len(shape_of(target))):
+        _check_mask_value(shape_of(value), region)
     value_shape = setitem_value_shape(shape_of(value), region)
     if len(value_shape) > len(region) or broadcast_shapes(value_shape, region) != region:
         raise ValueError(f"could not broadcast input array from shape {shape_of(value)} "
