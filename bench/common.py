@@ -203,3 +203,27 @@ def torch_label(torch):
 def ratio_line(label, ratio, target, what="x NumPy"):
     """The verdict line of a ratio target: ``label: 2.31 x NumPy (target <= 4): PASS``."""
     return f"{label}: {ratio:.2f} {what} (target <= {target:g}): {verdict(ratio <= target)}"
+
+
+def ratio_table(timings, torch, columns):
+    """Print one row per implementation against NumPy's ("NumPy" in ``timings``) and return
+    the worst ndengine ratio. ``columns`` is a list of (heading, seconds -> figure)."""
+    timings = dict(timings)
+    base = timings.pop("NumPy")
+    head = "".join(f" {title:>8s}" for title, _ in columns)
+    print(f"{'implementation':34s}{head} {'x NumPy':>8s} {'med/best':>9s}")
+
+    def row(label, timing, ratio):
+        figures = "".join(f" {fn(timing.best):8.2f}" for _, fn in columns)
+        print(f"{label:34s}{figures} {ratio:8.2f} {timing.spread:9.2f}")
+
+    row("NumPy", base, 1.0)
+    worst = 0.0
+    for name, timing in timings.items():
+        ratio = timing.best / base.best
+        if name == "PyTorch":
+            row(torch_label(torch), timing, ratio)
+        else:
+            worst = max(worst, ratio)
+            row(f"ndengine {name}", timing, ratio)
+    return worst

@@ -17,7 +17,7 @@ import numpy as np
 
 import ndengine as nd
 from common import (KINDS, best_of_interleaved, check_close, header, on_engine, ratio_line,
-                    torch_label, torch_module)
+                    ratio_table, torch_module)
 from ndengine import engine
 
 N = 1 << 16
@@ -77,20 +77,7 @@ def main(argv=None):
                     rtol=1e-4)
         fns["PyTorch"] = lambda: torch_run(torch, tensors, args.ops)
     timings = best_of_interleaved(fns, args.repeat)
-    base = timings.pop("NumPy")
-    numpy_ms = base.best * 1e3
-    print(f"{'implementation':34s} {'ms/run':>8s} {'us/op':>8s} {'x NumPy':>8s} {'med/best':>9s}")
-    print(f"{'NumPy':34s} {numpy_ms:8.2f} {base.best / args.ops * 1e6:8.1f} {1.0:8.2f} "
-          f"{base.spread:9.2f}")
-    worst = 0.0
-    for name, timing in timings.items():
-        ratio = timing.best / base.best
-        label = (torch_label(torch) if name == "PyTorch"
-                 else f"ndengine {name}")
-        if name != "PyTorch":
-            worst = max(worst, ratio)
-        print(f"{label:34s} {timing.best * 1e3:8.2f} {timing.best / args.ops * 1e6:8.1f} "
-              f"{ratio:8.2f} {timing.spread:9.2f}")
+    worst = ratio_table(timings, torch, [("ms/run", lambda s: s * 1e3), ("us/op", lambda s: s / args.ops * 1e6)])
     for eng in engines.values():
         eng.notify_shutdown()
     print(ratio_line("worst ndengine engine, issue 10", worst, TARGET_RATIO))

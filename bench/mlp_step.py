@@ -20,7 +20,7 @@ import numpy as np
 
 import ndengine as nd
 from common import (KINDS, best_of_interleaved, check_close, header, on_engine, ratio_line,
-                    torch_label, torch_module)
+                    ratio_table, torch_module)
 from ndengine import engine
 
 BATCH, IN, HIDDEN, OUT = 256, 784, 256, 10
@@ -138,19 +138,8 @@ def main(argv=None):
         check_close("PyTorch", run_torch(), want, rtol=1e-3)
         fns["PyTorch"] = run_torch
     timings = best_of_interleaved(fns, args.repeat)
-    base = timings.pop("NumPy")
     print(f"final loss (NumPy): {want:.5f}")
-    print(f"{'implementation':34s} {'ms/step':>8s} {'x NumPy':>8s} {'med/best':>9s}")
-    print(f"{'NumPy':34s} {base.best / args.steps * 1e3:8.2f} {1.0:8.2f} {base.spread:9.2f}")
-    worst = 0.0
-    for name, timing in timings.items():
-        ratio = timing.best / base.best
-        label = (torch_label(torch) if name == "PyTorch"
-                 else f"ndengine {name}")
-        if name != "PyTorch":
-            worst = max(worst, ratio)
-        print(f"{label:34s} {timing.best / args.steps * 1e3:8.2f} {ratio:8.2f} "
-              f"{timing.spread:9.2f}")
+    worst = ratio_table(timings, torch, [("ms/step", lambda s: s / args.steps * 1e3)])
     for eng in engines.values():
         eng.notify_shutdown()
     print(ratio_line("worst ndengine engine, issue 10", worst, TARGET_RATIO))
