@@ -332,7 +332,7 @@ class EngineCore(ExecutorMixin, LifecycleMixin):
         if run_ctx is None:
             return False
         claimed = in_fn = False
-        error = None
+        error = unstarted = None
         hook = self._hook
         if hook is not None:
             start = _perf_ns()
@@ -349,11 +349,14 @@ class EngineCore(ExecutorMixin, LifecycleMixin):
             if run_ctx.stream is not None:
                 synchronize(run_ctx.stream)  # a GPU op's errors belong to its run
         except BaseException as exc:  # noqa: B902 - kept on the outputs, as a worker would
-            in_fn = False
             if not claimed:
                 raise
-            error = exc
-        interrupt = None
+            if in_fn or not isinstance(exc, KeyboardInterrupt):
+                error = exc
+            else:  # Ctrl-C between the claim and the call: the op never ran, nothing failed
+                unstarted = exc
+            in_fn = False
+        interrupt = unstarted
         if hook is not None:
             self._report(hook, name, fn, ctx, reads, writes, info, start, error is not None)
         if error is None:  # the common case: nobody queued on its vars meanwhile
@@ -370,6 +373,8 @@ class EngineCore(ExecutorMixin, LifecycleMixin):
                     raise  # the marks are back: the interrupt can go on
                 interrupt = early  # before any update: the completion below does them
             if released:
+                if interrupt is not None:
+                    raise interrupt
                 return True
         done = []
         while True:  # complete through a block, to the end, even through another Ctrl-C

@@ -114,7 +114,7 @@ class ExecutorMixin:
         next block for this worker, if completing this one made one ready in ``pool``.
         ``pool`` is None when a pushing or waiting thread runs it."""
         block.stage = RUNNING
-        handed_off = False
+        handed_off = called = False
         hook = self._hook
         if hook is None and block.profiling:
             hook = self._recorder
@@ -136,6 +136,7 @@ class ExecutorMixin:
                     self._async_raised(block, exc, hook, start)
                 return None
             try:
+                called = True
                 block.fn(run_ctx)
                 if run_ctx.stream is not None:
                     synchronize(run_ctx.stream)
@@ -154,6 +155,13 @@ class ExecutorMixin:
                 self._report_block(hook, block, start, False)
             return self._complete(block, None, None, 0, False, pool, block)
         except KeyboardInterrupt as exc:  # the pushing thread, outside the op's own try
+            if not (called or handed_off) and block.done == 0:
+                # Ctrl-C before the op started: nothing failed; its pool runs it later
+                with self._lock:
+                    if block.done == 0:
+                        block.stage = DISPATCHED - 1
+                        self._dispatch(block)
+                raise
             while not handed_off and block.done == 0:
                 try:
                     self._complete(block, *interrupted(exc), block.seq, False, pool, block)

@@ -90,7 +90,8 @@ class NaiveEngine(EngineCore):
                 with self._lock:
                     if not heap:
                         return
-                    ready = heapq.heappop(heap)[2]
+                    ready = heap[0][2]  # named before the pop: a Ctrl-C after it loses nothing
+                    heapq.heappop(heap)
                 self._run_inline(ready)
             except KeyboardInterrupt:
                 if ready is not None and ready.stage < RUNNING:  # taken, not started
