@@ -53,7 +53,8 @@ def main(argv=None):
     parser.add_argument("--ops", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--workers", type=int, default=None, help="CPU workers (default: cores)")
-    parser.add_argument("--profiling", action="store_true", help="run with profiling on")
+    parser.add_argument("--profiling", action="store_true",
+                        help="run with a recording run hook installed (what the profiler does)")
     parser.add_argument("--quick", action="store_true", help="2,000 ops, 3 repeats")
     args = parser.parse_args(argv)
     if args.quick:
@@ -62,7 +63,7 @@ def main(argv=None):
     engines = {kind: engine.create(kind, num_cpu_workers=args.workers) for kind in KINDS}
     fns = {"NumPy": lambda: numpy_tiny_op(args.ops)}
     for kind, eng in engines.items():
-        eng.profiling = args.profiling
+        eng.set_run_hook(engine.Recorder() if args.profiling else None)
         engine_chain(eng, 1000)  # start the pools before timing
         fns[kind, "chain"] = lambda eng=eng: engine_chain(eng, args.ops)
         fns[kind, "indep"] = lambda eng=eng: engine_independent(eng, args.ops)
@@ -74,7 +75,7 @@ def main(argv=None):
     print(f"{'engine':26s} {'chain us/op':>12s} {'x NumPy':>8s} {'indep us/op':>12s} "
           f"{'x NumPy':>8s}  target <= {TARGET_US:g} us/op")
     for kind, eng in engines.items():
-        eng.take_records()
+        eng.set_run_hook(None)
         eng.notify_shutdown()
         chain, indep = us[kind, "chain"], us[kind, "indep"]
         print(f"{kind:26s} {chain:12.2f} {chain / numpy_us:8.1f} {indep:12.2f} "

@@ -216,7 +216,7 @@ ENV_PROBE = """
 
 @pytest.mark.parametrize("env, expected", [
     ({}, ["ThreadedEnginePerDevice", None, "2", "10000"]),
-    ({"NDENGINE_ENGINE_TYPE": "NaiveEngine"}, ["NaiveEngine", "1", "None", "None"]),
+    ({"NDENGINE_ENGINE_TYPE": "NaiveEngine"}, ["NaiveEngine", "1", "1", "10000"]),
     ({"NDENGINE_ENGINE_TYPE": "ThreadedEngine", "NDENGINE_CPU_WORKER_NTHREADS": "3"},
      ["ThreadedEnginePooled", "3", "2", "10000"]),
     ({"NDENGINE_ENGINE_TYPE": "ThreadedEnginePerDevice", "NDENGINE_CPU_WORKER_NTHREADS": "5",

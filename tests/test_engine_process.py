@@ -285,10 +285,11 @@ FORK_STORM_SCRIPT = """
                 if theirs.error is not None:
                     assert isinstance(theirs.error, E.ForkedWhilePending), theirs.error
                     assert "parent process when it forked" in str(theirs.error)
-                    # an op that reads it is skipped with that error, on every path
+                    # an op that reads it is skipped with that error, on every path (raised
+                    # at the push on the NaiveEngine, at the wait on the others)
                     ran, out = [], eng.new_variable()
-                    eng.push_sync(lambda rc: ran.append(1), E.cpu(), (theirs,), (out,))
                     try:
+                        eng.push_sync(lambda rc: ran.append(1), E.cpu(), (theirs,), (out,))
                         eng.wait_for_var(out)
                         raise AssertionError("an op on a var lost at the fork ran")
                     except E.ForkedWhilePending:

@@ -160,3 +160,37 @@ def test_concurrent_records_overlap_in_time(engines, kind):
     r1, r2 = sorted(eng.take_records(), key=lambda r: r.name)
     assert r1.start_ns < r2.end_ns and r2.start_ns < r1.end_ns
     assert r1.worker != r2.worker
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_run_hook_sees_every_op_and_calls_a_lazy_info_only_when_installed(engines, kind):
+    eng = engines(kind, **({} if kind == "NaiveEngine" else {"num_cpu_workers": 2}))
+    described = []
+
+    def describe():
+        described.append(1)
+        return {"shape": (2,)}
+
+    v, w = eng.new_variable(), eng.new_variable()
+    eng.push_sync(lambda rc: None, cpu(), (), (v,), FnProperty.ASYNC, info=describe)
+    eng.push_sync(lambda rc: None, cpu(), (), (w,), info=describe)
+    wait_all(eng)
+    assert described == []  # no hook: the lazy info is never called
+    seen = []
+
+    def hook(name, ctx, reads, writes, info, start_ns, end_ns, failed):
+        seen.append((name, ctx, reads, writes, info() if callable(info) else info,
+                     start_ns <= end_ns, failed))
+
+    assert eng.set_run_hook(hook) is None and eng.run_hook is hook
+    eng.push_sync(lambda rc: None, cpu(), (v,), (w,), FnProperty.ASYNC, name="inline",
+                  info=describe)
+    eng.push_sync(lambda rc: None, cpu(), (w,), (v,), name="queued", info=describe)
+    wait_all(eng)
+    assert eng.set_run_hook(None) is hook and eng.run_hook is None
+    assert sorted(seen, key=lambda s: s[0]) == [
+        ("inline", cpu(), (v,), (w,), {"shape": (2,)}, True, False),
+        ("queued", cpu(), (w,), (v,), {"shape": (2,)}, True, False)]
+    assert described == [1, 1]
+    with pytest.raises(TypeError):
+        eng.set_run_hook(42)

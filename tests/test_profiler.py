@@ -161,7 +161,7 @@ def test_stop_waits_for_the_work_pushed_while_profiling(eng):
     for _ in range(3):  # on a worker, still running when stop() is called
         eng.push_sync(sleeper(0.02), cpu(0), mutable_vars=[eng.new_variable()], name="late")
     profiler.stop()
-    assert not eng.profiling and profiler._default.state == "stopped"
+    assert eng.run_hook is None and profiler._default.state == "stopped"
     assert [r.name for r in profiler.records()] == ["late"] * 3
     complete, _, _ = check_trace(load(profiler.dump()))
     assert [e["name"] for e in complete] == ["late"] * 3
@@ -177,7 +177,7 @@ def test_stop_raises_an_op_error_after_stopping(eng):
         eng.push_sync(boom, cpu(0), mutable_vars=[eng.new_variable()], name="boom")
         profiler.stop()
     profiler.stop()  # Naive raised at the push: stop now (nothing left to wait for)
-    assert not eng.profiling and profiler._default.state == "stopped"
+    assert eng.run_hook is None and profiler._default.state == "stopped"
     assert [(r.name, r.failed) for r in profiler.records()] == [("boom", True)]
     eng.wait_for_all()  # the error was raised once, not left behind
 
@@ -189,7 +189,7 @@ def test_stop_without_waiting(eng):
         eng.push_sync(lambda rc: gate.wait(5), cpu(0), mutable_vars=[v], name="held")
         eng.push_sync(sleeper(0), cpu(0), mutable_vars=[v], name="queued")
     profiler.stop(wait=False)  # returns at once, with "held" running and "queued" waiting
-    assert profiler._default.state == "stopped" and not eng.profiling
+    assert profiler._default.state == "stopped" and eng.run_hook is None
     gate.set()
     eng.wait_for_all()
     assert "queued" not in [r.name for r in profiler.records()]
@@ -320,7 +320,7 @@ def test_profiler_off_records_nothing(eng):
     for _ in range(5):
         eng.push_sync(sleeper(0), cpu(0), mutable_vars=[eng.new_variable()], name="quiet")
     eng.wait_for_all()
-    assert eng.profiling is False
+    assert eng.run_hook is None
     assert eng.take_records() == []
     assert profiler.records() == []
     profiler.start()
@@ -336,16 +336,16 @@ def test_pause_and_resume(eng):
         eng.wait_for_all()
 
     profiler.start()
-    assert eng.profiling and profiler._default.state == "running"
+    assert eng.run_hook is not None and profiler._default.state == "running"
     run("before")
     profiler.pause()
-    assert not eng.profiling and profiler._default.state == "paused"
+    assert eng.run_hook is None and profiler._default.state == "paused"
     run("paused")
     profiler.resume()
-    assert eng.profiling
+    assert eng.run_hook is not None
     run("resumed")
     profiler.stop()
-    assert not eng.profiling
+    assert eng.run_hook is None
     run("stopped")
     profiler.start()  # records accumulate across start/stop
     run("again")
@@ -355,10 +355,10 @@ def test_pause_and_resume(eng):
 
 def test_scope_starts_waits_and_stops(eng):
     with profiler.scope():
-        assert eng.profiling
+        assert eng.run_hook is not None
         for _ in range(4):  # still pending when the body ends: scope waits for them
             eng.push_sync(sleeper(0.01), cpu(0), mutable_vars=[eng.new_variable()], name="w")
-    assert not eng.profiling and profiler._default.state == "stopped"
+    assert eng.run_hook is None and profiler._default.state == "stopped"
     assert [r.name for r in profiler.records()] == ["w"] * 4
 
 
@@ -366,7 +366,7 @@ def test_scope_body_error_propagates(eng):
     with pytest.raises(KeyError, match="mine"):
         with profiler.scope():
             raise KeyError("mine")
-    assert not eng.profiling and profiler._default.state == "stopped"
+    assert eng.run_hook is None and profiler._default.state == "stopped"
 
 
 def test_scope_op_error_propagates_after_stopping(eng):
@@ -377,7 +377,7 @@ def test_scope_op_error_propagates_after_stopping(eng):
     with pytest.raises(ZeroDivisionError, match="op failed"):
         with profiler.scope():  # Naive raises at the push, the others at scope's wait
             eng.push_sync(boom, cpu(0), mutable_vars=[eng.new_variable()], name="boom")
-    assert not eng.profiling and profiler._default.state == "stopped"
+    assert eng.run_hook is None and profiler._default.state == "stopped"
     assert [(r.name, r.failed) for r in profiler.records()] == [("boom", True)]
     eng.wait_for_all()  # the error was raised once, not left behind
 
@@ -386,10 +386,11 @@ def test_engine_is_resolved_lazily_at_start(monkeypatch):
     made = []
 
     class Fake:
-        profiling = False
+        run_hook = None
 
-        def take_records(self):
-            return []
+        def set_run_hook(self, hook):
+            previous, self.run_hook = self.run_hook, hook
+            return previous
 
         def wait_for_all(self):
             pass
@@ -399,9 +400,9 @@ def test_engine_is_resolved_lazily_at_start(monkeypatch):
     p.set_config()
     assert made == []
     p.start()
-    assert len(made) == 1 and made[0].profiling
+    assert len(made) == 1 and made[0].run_hook is not None
     p.stop()
-    assert not made[0].profiling
+    assert made[0].run_hook is None
     with pytest.raises(RuntimeError):
         p.start()
         p.set_config()  # only while stopped

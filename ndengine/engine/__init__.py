@@ -14,6 +14,9 @@ Every engine takes the same calls:
 
     push_sync(fn, ctx, const_vars=(), mutable_vars=(), prop=NORMAL, priority=0, name=None,
               info=None, origin=None, overwrites=())      (push_async: fn(run_ctx, on_complete))
+        info        profiler arguments for the run hook, or a callable returning them: a
+                    hook calls it after the op ran (recording.py), so describing an op costs
+                    nothing while no profiler is on.
         origin      where the push came from: None, a short string, (filename, line), or a
                     function returning one, called in the pushing thread only when needed
                     (``origin=caller_origin``: the first frame outside ndengine). When the op
@@ -29,14 +32,34 @@ Every engine takes the same calls:
         Drop every op pushed so far that has not started; their outputs fail with `Cancelled`
         at the next wait. Returns about how many were dropped. ``cancel()`` below does it on
         the process-wide engine.
+    delete_variable(delete_fn, ctx, var)
+        Run delete_fn(run_ctx) once every op pushed on var has finished; var is unusable from
+        now on. An idle CPU var is freed at once in the calling thread, without the engine lock.
+        Safe from a garbage-collector finalizer at any moment, even one run inside the engine:
+        a deletion that would need the lock while it is held is deferred, and the engine pushes
+        it at its next push or wait.
+    set_run_hook(hook) -> previous hook;  run_hook
+        The profiler's entry: hook(name, ctx, reads, writes, info, start_ns, end_ns, failed) is
+        called after every op run (recording.py). ``profiling = True`` installs the engine's
+        own `Recorder`, read by ``take_records()``.
+
+Placement is the only difference between the kinds (core.py): the NaiveEngine runs every op in
+the pushing thread and raises its error at the push; the threaded engines run an ASYNC op ready
+at its push in the pushing thread and everything else on worker pools (threaded.py).
 
 Which error an op inherits when several of its vars failed: the earliest failure in push
 order (`var.inherited_failure`), on every engine. Bad settings in the environment raise at
 engine creation, naming the variable (config.py).
 
+``get()`` is the cheap way to the process-wide engine (one global read once it exists).
+
 Modules: context.py (Context, RunContext, FnProperty), var.py (the dependency algorithm),
-threaded.py (the pooled and per-device engines and their state), naive.py (the synchronous one),
-errors.py (Cancelled, error notes and origins), config.py (environment variables).
+transitions.py (the placement transitions every engine shares: normalizing a push, running an
+op inline, the failure rule), core.py (the push path and the engine state), executor.py
+(running and completing a block), lifecycle.py (waits, cancel, deferred deletions, shutdown,
+fork), threaded.py (the pooled and per-device placements and their workers), naive.py (the
+run-in-the-pushing-thread placement), recording.py (run hooks, OpRecord), errors.py
+(Cancelled, error notes and origins), config.py (environment variables).
 """
 import atexit
 import os
@@ -47,12 +70,14 @@ import weakref
 from .context import Context, FnProperty, RunContext, cpu, current_context, gpu
 from .config import MAX_WORKERS, env_int
 from .errors import Cancelled, ForkedWhilePending, caller_origin
+from .core import default_stream_factory
+from .lifecycle import fail_forked_vars
 from .naive import NaiveEngine
-from .threaded import (OpRecord, ThreadedEngine, ThreadedEnginePerDevice, ThreadedEnginePooled,
-                       default_stream_factory, fail_forked_vars)
+from .recording import OpRecord, Recorder
+from .threaded import ThreadedEngine, ThreadedEnginePerDevice, ThreadedEnginePooled
 
 __all__ = ["create", "get", "set_engine", "cancel", "Context", "cpu", "gpu",
-           "current_context", "RunContext", "FnProperty", "OpRecord", "NaiveEngine",
+           "current_context", "RunContext", "FnProperty", "OpRecord", "Recorder", "NaiveEngine",
            "ThreadedEnginePooled", "ThreadedEnginePerDevice", "KINDS", "default_stream_factory",
            "Cancelled", "ForkedWhilePending", "caller_origin", "MAX_WORKERS"]
 
@@ -84,15 +109,16 @@ def get():
     """The process-wide engine, created on first use from the environment:
     NDENGINE_ENGINE_TYPE (default ThreadedEnginePerDevice), NDENGINE_CPU_WORKER_NTHREADS,
     NDENGINE_GPU_WORKER_NTHREADS and NDENGINE_MAX_PENDING (config.py). A bad value raises
-    ValueError naming the variable."""
+    ValueError naming the variable. Cheap once it exists: call it per op."""
+    return _global or _first_engine()
+
+
+def _first_engine():
     global _global
-    engine = _global
-    if engine is None:
-        with _global_lock:
-            if _global is None:
-                _global = _from_environment()
-            engine = _global
-    return engine
+    with _global_lock:
+        if _global is None:
+            _global = _from_environment()
+        return _global
 
 
 def _from_environment():
@@ -145,7 +171,7 @@ def _finish_at_exit():
             pass
 
 
-# Fork (threaded.py, "Fork", says what the child gets). One fork at a time; every engine
+# Fork (lifecycle.py, "Fork", says what the child gets). One fork at a time; every engine
 # waits for the work pushed before the fork, then holds its lock across it. The engines of the
 # fork are remembered, so the after-fork handlers release exactly the locks taken.
 _fork_lock = threading.Lock()

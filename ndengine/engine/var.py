@@ -1,6 +1,6 @@
 """The two records the scheduler works on: `ThreadedVar` (one per resource) and `OprBlock` (one
 per push). Their methods are the dependency algorithm of MXNet's ThreadedVar; they take no locks
-themselves: the engine calls them while holding its one engine-wide lock (see threaded.py for
+themselves: the engine calls them while holding its one engine-wide lock (see core.py for
 why), and dispatches what they return after the bookkeeping is done.
 
 ThreadedVar, field by field
@@ -35,12 +35,16 @@ OprBlock, field by field
     kind               OP, DELETE (runs even on a failed var) or WAIT (a wait_for_var marker,
                        finished the moment it is granted; never run by a worker).
     opr                the reusable Operator it came from, or None.
-    profiling          record this run even when engine-wide profiling is off.
+    profiling          report this run to the engine's own recorder even when no run hook
+                       is installed (``push(op, ctx, profiling=True)``).
+    error              the error it ended with (its own, or the one it was skipped with);
+                       None until it completes, and after a success.
     waiter             for WAIT blocks, the lock the waiting thread blocks on; for async
                        blocks, set once on_complete was called.
-    pool               the worker pool chosen at push (threaded engines).
-    pusher             the pushing thread's counter of its pending blocks (threaded engines;
-                       a fork waits for the forking thread's own ones).
+    pool               the pool chosen at push: it runs the block once ready (threaded.py,
+                       naive.py).
+    pusher             the pushing thread's counter of its pending blocks (a fork waits for
+                       the forking thread's own ones).
     stage              push progress: how many of its vars it was appended to (reads, then
                        writes); one more once the push released its hold; DISPATCHED once it was
                        handed to a pool's queue (or, for a WAIT block, finished).
@@ -54,7 +58,8 @@ Every method here is written so that one interrupted anywhere can be called agai
 same arguments and the engine lock still held, and finishes the work exactly once: its field
 updates go together with the step counter they advance (``stage``, ``done``, ``last_grant``)
 with no interruption point in between, and its one call into C (a queue append or pop), if
-any, is the last thing it does. The engine's transitions (threaded.py) follow the same rule.
+any, is the last thing it does. The engine's transitions (transitions.py, core.py) follow the
+same rule.
 """
 from collections import deque
 
@@ -180,7 +185,8 @@ class ThreadedVar:
 class OprBlock:
     __slots__ = ("fn", "is_async", "ctx", "const_vars", "mutable_vars", "overwrites", "prop",
                  "priority", "seq", "name", "info", "origin", "wait", "kind", "opr",
-                 "profiling", "waiter", "pool", "pusher", "stage", "done", "last_grant")
+                 "profiling", "waiter", "pool", "pusher", "stage", "done", "last_grant",
+                 "error")
 
     def __init__(self, fn, is_async, ctx, const_vars, mutable_vars, prop, priority, seq, name,
                  info=None, kind=OP, opr=None, profiling=False, origin=None, overwrites=()):
@@ -206,6 +212,7 @@ class OprBlock:
         self.stage = 0
         self.done = 0
         self.last_grant = None
+        self.error = None
 
     def __repr__(self):
         return (f"<OprBlock {self.name or getattr(self.fn, '__name__', '?')} on {self.ctx} "

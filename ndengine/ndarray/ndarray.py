@@ -12,7 +12,7 @@ Where a value is asked for (``asnumpy``, ``item``, ``print``, ``wait_to_read``) 
 waits; an error raised inside an op surfaces there, every time, with its original traceback.
 """
 import os
-import threading
+from functools import partial as _partial
 
 import numpy as np
 
@@ -37,11 +37,6 @@ _WRITE_INPLACE = [OpReq.WRITE_INPLACE]
 _SCALARS = (bool, int, float)
 _np_ndarray = np.ndarray
 
-# Deletions that could not be pushed when they happened (a chunk collected while this thread
-# held the engine's lock, e.g. by the cyclic GC), pushed before the next operation.
-_deferred_deletes = []
-
-
 class Chunk:
     """Storage shared by an array and its views: one engine var, and ``data``, a pool buffer
     taken by the first op that runs on it (None until then)."""
@@ -64,9 +59,13 @@ class Chunk:
 
     def __del__(self):
         # Every op on this chunk holds an array of it, so none is left to run and ``data``
-        # is final: the deletion only has to wait for the ops' var bookkeeping.
+        # is final: the deletion only has to wait for the ops' var bookkeeping. The engine
+        # frees an idle var at once, and defers by itself when this runs inside it (a
+        # collection triggered there).
         try:
-            _delete_chunk(self.var, self.data, self.ctx)
+            data, ctx = self.data, self.ctx
+            _engine_mod.get().delete_variable(
+                _nothing_to_free if data is None else _release_buffer(data, ctx), ctx, self.var)
         except BaseException:  # noqa: B902 - at interpreter exit the engine may be gone
             pass
 
@@ -76,35 +75,7 @@ def _nothing_to_free(run_ctx):
 
 
 def _release_buffer(data, ctx):
-    if data is None:
-        return _nothing_to_free
     return lambda run_ctx: storage.free(data, ctx)
-
-
-_LOCK_TYPE = type(threading.Lock())
-
-
-def _delete_chunk(var, data, ctx):
-    engine = _engine_mod._global or _engine_mod.get()
-    if ctx.device_type == "cpu" and var.is_idle() and not engine.profiling:
-        # No op is pending on the var, and none can be pushed: only this chunk knew it. So
-        # the buffer goes straight back to the pool, without a trip through the engine.
-        var.deleted = True
-        if data is not None:
-            storage.free(data, ctx)
-        return
-    lock = getattr(engine, "_lock", None)
-    if type(lock) is _LOCK_TYPE and lock.locked():
-        _deferred_deletes.append((var, data, ctx))
-        return
-    engine.delete_variable(_release_buffer(data, ctx), ctx, var)
-
-
-def _flush_deferred_deletes():
-    engine = _engine_mod.get()
-    while _deferred_deletes:
-        var, data, ctx = _deferred_deletes.pop()
-        engine.delete_variable(_release_buffer(data, ctx), ctx, var)
 
 
 _new_object = object.__new__
@@ -257,8 +228,6 @@ class NDArray(_RawArray):
     # ------------------------------------------------------------ waiting and values
     def wait_to_read(self):
         """Block until every pending write to this array has finished; raise its error."""
-        if _deferred_deletes:
-            _flush_deferred_deletes()
         _engine_mod.get().wait_for_var(self._chunk.var)
         return self
 
@@ -270,11 +239,9 @@ class NDArray(_RawArray):
         """A NumPy copy of the values (waits). The copy is a read op in the engine, so it is a
         state that exists in serial order: a write pushed meanwhile by another thread lands
         wholly before or wholly after it, never half into it."""
-        if _deferred_deletes:
-            _flush_deferred_deletes()
         chunk = self._chunk
         ctx = chunk.ctx
-        engine = _engine_mod._global or _engine_mod.get()
+        engine = _engine_mod.get()
         copied = []
         if ctx.device_type == "gpu":
             def read(run_ctx):
@@ -684,8 +651,6 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
     Shapes, dtypes and contexts are checked here, before anything is pushed.
     Every line is paid by every tiny op, hence the spelled-out common cases.
     """
-    if _deferred_deletes:
-        _flush_deferred_deletes()
     if params is None:
         params = _NO_PARAMS
     reads = []
@@ -711,7 +676,7 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
     specs = None if fast_infer is None else fast_infer(inputs, params)
     if specs is None:
         specs = op.infer_general(inputs, params)
-    engine = _engine_mod._global or _engine_mod.get()
+    engine = _engine_mod.get()
     cast_into = None
     if out is None:
         if len(specs) == 1:
@@ -747,7 +712,7 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
         writes.extend(extra_writes)
     engine.push_sync(_Run(kernel, inputs, outputs, req, params, cast_into), ctx, reads, writes,
                      _ASYNC if small and ctx.device_type == "cpu" else _NORMAL, 0, op.name,
-                     _describe(inputs, outputs) if engine.profiling else None,
+                     _partial(_describe, inputs, outputs),  # called only by a profiler
                      _engine_mod.caller_origin,  # called only when needed: the user's line
                      overwrites)
     return outputs
@@ -755,6 +720,4 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
 
 def waitall():
     """Block until every pushed operation has finished; raise the first unseen error."""
-    if _deferred_deletes:
-        _flush_deferred_deletes()
     _engine_mod.get().wait_for_all()

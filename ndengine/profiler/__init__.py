@@ -10,10 +10,11 @@ Gantt chart of the workers::
     profiler.timeline("ops.png")    # needs matplotlib: pip install 'ndengine[viz]'
     profiler.dump()                 # writes profile.json: every op recorded until reset()
 
-The engine does the measuring: while its ``profiling`` attribute is True each op appends an
-``OpRecord`` with ``time.perf_counter_ns()`` stamps taken on the worker as the op runs. The
-profiler switches that attribute and collects the records with ``engine.take_records()`` at
-start, pause, stop and whenever it reads them. With the profiler off the engine records nothing.
+The engine does the timing: while the profiler runs, its `Recorder` is the engine's run hook
+(``engine.set_run_hook``), called after each op with ``time.perf_counter_ns()`` stamps taken
+around the run, in the thread that ran it; a lazy ``info`` given at the push (a callable) is
+called then, and only then. Pause and stop remove the hook; with the profiler off the engine
+takes no stamps and calls nothing.
 The module functions drive one default `Profiler`; make another for a second engine.
 ``stop()`` first waits for the work pushed so far: ops run asynchronously, so work pushed just
 before stop() would otherwise run after it, unrecorded. Every lock of a profiler is re-created
@@ -27,6 +28,7 @@ import os
 import threading
 import weakref
 
+from ..engine.recording import Recorder, records_of
 from ._formats import stats_table, trace_events
 from ._timeline import draw_timeline
 
@@ -43,7 +45,8 @@ class Profiler:
     def __init__(self):
         self._lock = threading.RLock()
         self._state = "stopped"  # "running", "paused" or "stopped"
-        self._chunks = []  # lists returned by take_records, kept as is (see _collect)
+        self._chunks = []  # raw lists taken from the recorder, kept as is (see _collect)
+        self._recorder = Recorder()  # the run hook installed while running
         self._engine = None  # the engine in use, resolved at start()
         self.set_config()
         _profilers.add(self)
@@ -71,7 +74,7 @@ class Profiler:
                 from .. import engine as engine_module
                 self._engine = engine_module.get()
             self._collect()
-            self._engine.profiling = True
+            self._engine.set_run_hook(self._recorder)
             self._state = "running"
 
     def stop(self, wait=True):
@@ -88,7 +91,7 @@ class Profiler:
         finally:
             with self._lock:
                 if self._engine is not None:
-                    self._engine.profiling = False
+                    self._unhook()
                 self._state = "stopped"
                 self._collect()
 
@@ -96,14 +99,14 @@ class Profiler:
         """Stop recording for a while; ops that run until resume() are not recorded."""
         with self._lock:
             if self._state == "running":
-                self._engine.profiling = False
+                self._unhook()
                 self._state = "paused"
                 self._collect()
 
     def resume(self):
         with self._lock:
             if self._state == "paused":
-                self._engine.profiling = True
+                self._engine.set_run_hook(self._recorder)
                 self._state = "running"
 
     @contextlib.contextmanager
@@ -132,19 +135,22 @@ class Profiler:
             self.pause()
 
     # ------------------------------------------------------------------ records
+    def _unhook(self):
+        if self._engine.run_hook is self._recorder:  # another hook installed since: keep it
+            self._engine.set_run_hook(None)
+
     def _collect(self):
-        # take_records swaps the engine's list for a new one without a lock, so a worker may
+        # take_raw swaps the recorder's list for a new one without a lock, so a worker may
         # still append to the list it returned: keep those lists and read them late.
-        if self._engine is not None:
-            chunks = self._chunks  # drop older empty lists, so frequent reads do not pile up
-            self._chunks = [c for c in chunks[:-1] if c] + chunks[-1:]
-            self._chunks.append(self._engine.take_records())
+        chunks = self._chunks  # drop older empty lists, so frequent reads do not pile up
+        self._chunks = [c for c in chunks[:-1] if c] + chunks[-1:]
+        self._chunks.append(self._recorder.take_raw())
 
     def records(self):
         """A list (a copy) of the OpRecords collected so far, oldest first."""
         with self._lock:
             self._collect()
-            return [record for chunk in self._chunks for record in chunk]
+            return [record for chunk in self._chunks for record in records_of(chunk)]
 
     def reset(self):
         """Forget the collected records (recording goes on if running)."""
