@@ -58,6 +58,7 @@ def storm(step, count, seed):
         time.sleep(0.05)  # let the last signal land (and be swallowed) before checking
 
     while True:
+        attempt = True  # not a `try:` first: CPython 3.11 leaves that line's NOP unguarded
         try:
             loop()
             break
@@ -69,6 +70,7 @@ def settle(what, wait, timeout=10.0):
     """wait() must return (or raise an op's error) within the timeout, interrupts aside."""
     start = time.monotonic()
     while True:
+        waited = True  # see storm(): a loop body must not start with `try:`
         try:
             return wait()
         except KeyboardInterrupt:
