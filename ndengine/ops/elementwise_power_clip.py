@@ -254,16 +254,19 @@ class ClipSpec(ElementwiseSpec):
         split = (use_parallel(size) and is_array_spec(x) and is_c_contiguous(x)
                  and (target is None or is_c_contiguous(target)))
 
+        convert_min = _bound_converter(dtype) if has_min else None
+        convert_max = _bound_converter(dtype) if has_max else None
+        plain = req in (None, OpReq.WRITE_TO, OpReq.WRITE_INPLACE)
+
         def run(inputs, outputs, req, params):
-            out, r = single_output(outputs, req)
             x = inputs[0]
             if cast:
                 x = np.asarray(x).astype(dtype)
             bounds = []
-            if has_min:
-                bounds.append(_clip_bound(params["a_min"], dtype))
-            if has_max:
-                bounds.append(_clip_bound(params["a_max"], dtype))
+            if convert_min is not None:
+                bounds.append(convert_min(params["a_min"]))
+            if convert_max is not None:
+                bounds.append(convert_max(params["a_max"]))
 
             def compute(target):
                 if split and target.flags.c_contiguous:
@@ -271,5 +274,23 @@ class ClipSpec(ElementwiseSpec):
                               (x.reshape(-1), target.reshape(-1)))
                 else:
                     quiet_call(clip, x, *bounds, out=target)
-            write_with_req(out, r, compute)
+            if plain:
+                compute(outputs[0])
+            else:
+                out, r = single_output(outputs, req)
+                write_with_req(out, r, compute)
         return run
+
+
+def _bound_converter(dtype):
+    """``_clip_bound`` kept per value (never for 0.0 / -0.0, which compare equal but differ)."""
+    constants = {}
+
+    def convert(bound):
+        found = constants.get(bound)
+        if found is None:
+            found = _clip_bound(bound, dtype)
+            if bound and len(constants) < 64:
+                constants[bound] = found
+        return found
+    return convert

@@ -55,6 +55,11 @@ NUMPY_SCALAR_TYPES = frozenset(d.type for d in SUPPORTED_DTYPES)
 _KEY_BY_TYPE = SCALAR_TYPES | NUMPY_SCALAR_TYPES | {type(None)}
 _PLAIN_REQS = (OpReq.WRITE_TO, OpReq.WRITE_INPLACE)
 
+try:  # the C function behind np.may_share_memory, without its dispatch layer: half the cost
+    from numpy._core._multiarray_umath import may_share_memory as _may_share_memory
+except ImportError:  # pragma: no cover - another NumPy layout
+    _may_share_memory = np.may_share_memory
+
 # alias codes, per input, of a given write target
 NO_ALIAS, SAME_VIEW, OVERLAP = 0, 1, 2
 
@@ -110,8 +115,11 @@ def target_key(target, aliases, req):
     code = None if req is None or req in _PLAIN_REQS else OpReq(req)
     if target is None:
         return None if code is None else (code,)
-    layout = target.strides if hasattr(target, "strides") else None
-    return target.dtype, tuple(target.shape), layout, tuple(aliases) if aliases else None, code
+    if type(target) is np.ndarray:
+        shape, layout = target.shape, None if target.flags.c_contiguous else target.strides
+    else:
+        shape, layout = tuple(target.shape), getattr(target, "strides", None)
+    return target.dtype, shape, layout, tuple(aliases) if aliases else None, code
 
 
 def signature(op, inputs, params, target=None, aliases=None, req=None) -> tuple:
@@ -119,9 +127,17 @@ def signature(op, inputs, params, target=None, aliases=None, req=None) -> tuple:
     parts = []
     by_type = op.scalars_by_type
     for value in inputs:
-        parts.extend(input_key(value, by_type))
-    parts.append(param_key(params, op.value_params, op.unkeyed_params))
-    parts.append(target_key(target, aliases, req))
+        kind = type(value)
+        if kind is np.ndarray:  # input_key's commonest cases, inline
+            parts.append(value.dtype)
+            parts.append(value.shape)
+            parts.append(None if value.flags.c_contiguous else value.strides)
+        elif kind in _KEY_BY_TYPE:
+            parts.append(kind if by_type else (kind, value))
+        else:
+            parts.extend(input_key(value, by_type))
+    parts.append(param_key(params, op.value_params, op.unkeyed_params) if params else None)
+    parts.append(None if target is None and req is None else target_key(target, aliases, req))
     return tuple(parts)
 
 
@@ -149,7 +165,9 @@ def numpy_aliases(inputs, out) -> tuple | None:
     """Alias codes of NumPy inputs against the NumPy ``out`` (None: no input aliases it)."""
     codes = []
     for value in inputs:
-        if type(value) is not np.ndarray or not np.may_share_memory(value, out):
+        if value is out:
+            codes.append(SAME_VIEW)
+        elif type(value) is not np.ndarray or not _may_share_memory(value, out):
             codes.append(NO_ALIAS)
         elif (value.__array_interface__["data"][0] == out.__array_interface__["data"][0]
               and value.shape == out.shape and value.strides == out.strides
