@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dtypes import check_dtype, result_type
+from .dtypes import check_dtype, is_array_spec, result_type
 from .outputs import detach_overlapping, single_output, same_view
 from .registry import Operator, OpReq, add_operator
 from .shapes import broadcast_shapes, shape_of
@@ -50,7 +50,17 @@ def infer_assign(target, value, *, key):
     if len(value_shape) > len(region) or broadcast_shapes(value_shape, region) != region:
         raise ValueError(f"could not broadcast input array from shape {shape_of(value)} "
                          f"into shape {region}")
+    # NumPy's own assignment on zero-strided stand-ins raises what it raises at the call
+    # (a 2-d value through a boolean mask, ...); it writes one element, over and over.
+    stand_in = _zero_strided(shape_of(target), check_dtype(target.dtype), writeable=True)
+    stand_in[key] = (_zero_strided(shape_of(value), check_dtype(value.dtype))
+                     if is_array_spec(value) else value)
     return [(shape_of(target), check_dtype(target.dtype))]
+
+
+def _zero_strided(shape, dtype, writeable=False):
+    return np.lib.stride_tricks.as_strided(np.zeros(1, dtype), shape, (0,) * len(shape),
+                                           writeable=writeable)
 
 
 def assign_kernel(inputs, outputs, req, *, key):
