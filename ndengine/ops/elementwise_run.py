@@ -136,9 +136,8 @@ def scalar_converter(dtype, wrap: bool):
                 operand = _asarray(value).astype(dtype).reshape(1)
             else:
                 operand = _asarray(value, dtype=dtype).reshape(1)
-            if value and len(constants) < _CONSTANTS_LIMIT:
-                operand.flags.writeable = False
-                constants[value] = operand
+            if value and len(constants) < _CONSTANTS_LIMIT:  # (left writeable: Numba
+                constants[value] = operand  # compiles a loop of its own for read-only arrays)
         return operand
     return convert
 
