@@ -167,10 +167,10 @@ def stage_timers(iterations, repeat):
     stages.add("ops.get('add') (operator glue)", lookup)
 
     def infer(n):
-        fast_infer = op.fast_infer
+        plan = op.plan
         for _ in range(n):
-            fast_infer(inputs, params)
-    stages.add("infer: op.fast_infer", infer)
+            plan(inputs, params)
+    stages.add("infer: op.plan (a memo hit, signature computed by ops)", infer)
 
     def new_arrays(n):
         new = nda._new_array
@@ -187,7 +187,7 @@ def stage_timers(iterations, repeat):
         run_type, req = nda._Run, [OpReq.WRITE_TO]
         out = [x]
         for _ in range(n):
-            run_type(kernel, inputs, out, req, params, None)
+            run_type(op.plan(inputs, params), inputs, out, req, params, None)
     stages.add("_Run(...) object", make_runs)
 
     def kernel_only(n):
@@ -195,12 +195,12 @@ def stage_timers(iterations, repeat):
         args = [a, 1]
         for _ in range(n):
             kernel(args, out, req)
-    stages.add("kernel alone (fast_kernel_binary on NumPy arrays)", kernel_only)
+    stages.add("kernel alone (the plan's run via op.kernels['cpu'] on NumPy arrays)", kernel_only)
 
     def numba_loop_only(n):
         a, out = x.asnumpy(), np.empty(N, np.float32)
         operand = np.ones(1, np.float32)  # the scalar as the loop takes it
-        loop = kernel.__self__.loops.serial_array_scalar
+        loop = ops.elementwise.spec("add").numba_loops.serial_array_scalar
         for _ in range(n):
             loop(a, operand, out)
     stages.add("  of which the Numba loop's call (serial_array_scalar)", numba_loop_only)

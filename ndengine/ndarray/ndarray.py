@@ -21,6 +21,9 @@ from .. import ops
 from ..engine import Context, FnProperty, current_context
 from ..ops import OpReq
 from ..ops.dtypes import check_scalar_into
+from ..ops.plans import NO_ALIAS as _NO_ALIAS, OVERLAP as _OVERLAP, SAME_VIEW as _SAME_VIEW
+from ..ops.plans import NUMPY_SCALAR_TYPES as _NUMPY_SCALARS
+from ..ops.plans import input_key as _input_key, param_key as _param_key
 from . import storage
 
 __all__ = ["NDArray", "invoke", "waitall"]
@@ -35,6 +38,7 @@ _NO_PARAMS = {}  # shared, never written
 _WRITE_TO = [OpReq.WRITE_TO]
 _WRITE_INPLACE = [OpReq.WRITE_INPLACE]
 _SCALARS = (bool, int, float)
+_KEY_SCALARS = frozenset(_SCALARS) | _NUMPY_SCALARS  # keyed by their type (or value)
 _np_ndarray = np.ndarray
 
 class Chunk:
@@ -488,10 +492,6 @@ _set_offset = _RawArray.__dict__["_offset"].__set__
 _set_strides = _RawArray.__dict__["_strides"].__set__
 _set_view_cache = _RawArray.__dict__["_view_cache"].__set__
 
-# Every NDArray's dtype is a supported one (checked where it is made) and its shape a tuple
-# of ints: the ops' lean infer paths may read both without checks.
-ops.register_array_type(NDArray)
-
 
 # ---------------------------------------------------------------- indexing helpers
 _BASIC_PART_TYPES = frozenset((int, slice, type(None), type(Ellipsis)))
@@ -537,9 +537,14 @@ def _is_basic_key(key):
 
 
 # ---------------------------------------------------------------- operands and invoke
-def _as_operand(value, ctx):
-    """Python scalars stay scalars (weak, as in NumPy); arrays of any kind become NDArrays."""
-    if isinstance(value, NDArray) or type(value) in _SCALARS:
+def _as_operand(value, ctx, numpy_scalars=False):
+    """Python scalars stay scalars (weak, as in NumPy); arrays of any kind become NDArrays.
+    ``numpy_scalars``: NumPy scalars of a supported dtype stay scalars too (strong 0-d
+    operands, which the ops take as they are: no array, no engine var)."""
+    kind = type(value)
+    if kind is NDArray or kind in _SCALARS or (numpy_scalars and kind in _NUMPY_SCALARS):
+        return value
+    if isinstance(value, NDArray):
         return value
     if isinstance(value, np.generic):
         return _from_numpy(np.asarray(value), ctx)
@@ -601,12 +606,12 @@ def _describe(inputs, outputs):
 
 
 class _Run:
-    """What a worker runs for one op: the kernel on the arrays' memory."""
+    """What a worker runs for one op: the op's plan on the arrays' memory."""
 
-    __slots__ = ("kernel", "inputs", "outputs", "req", "params", "cast_into")
+    __slots__ = ("plan", "inputs", "outputs", "req", "params", "cast_into")
 
-    def __init__(self, kernel, inputs, outputs, req, params, cast_into):
-        self.kernel = kernel
+    def __init__(self, plan, inputs, outputs, req, params, cast_into):
+        self.plan = plan
         self.inputs = inputs
         self.outputs = outputs
         self.req = req
@@ -624,39 +629,59 @@ class _Run:
         outs = []
         for x in self.outputs:
             outs.append(x._data())
+        run = self.plan.run
         if self.cast_into is not None:
             # In-place op whose result dtype differs from the target's (float32 += float64):
             # compute at the result dtype, then cast into place as NumPy does.
             temps = [np.empty(o.shape, dt) for o, dt in zip(outs, self.cast_into)]
-            self.kernel(args, temps, _WRITE_TO * len(temps), **self.params)
+            run(args, temps, _WRITE_TO * len(temps), self.params)
             for out, temp in zip(outs, temps):
                 np.copyto(out, temp, casting="unsafe")
         elif run_ctx.stream is not None:
             with run_ctx.stream:
-                self.kernel(args, outs, self.req, **self.params)
-        elif self.params:
-            self.kernel(args, outs, self.req, **self.params)
+                run(args, outs, self.req, self.params)
         else:
-            self.kernel(args, outs, self.req)
+            run(args, outs, self.req, self.params)
+
+
+def _aliases(inputs, out):
+    """Each input's alias code against ``out`` (ops.plans: 0 none, 1 the same view, 2 may
+    overlap), or None when no input shares out's chunk."""
+    chunk = out._chunk
+    codes = None
+    for i, x in enumerate(inputs):
+        if type(x) is NDArray and x._chunk is chunk:
+            if codes is None:
+                codes = [_NO_ALIAS] * len(inputs)
+            same = x is out or (x._offset == out._offset and x._strides == out._strides
+                                and x.shape == out.shape and x.dtype == out.dtype)
+            codes[i] = _SAME_VIEW if same else _OVERLAP
+    return None if codes is None else tuple(codes)
 
 
 def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_writes=(),
            overwrites=()):
-    """Push ``op`` on ``inputs`` (NDArrays and Python scalars); return the output arrays.
+    """Push ``op`` on ``inputs`` (NDArrays, Python scalars, NumPy scalars); return the outputs.
 
     ``out`` (an NDArray) makes the op write in place into it; ``ctx`` places ops that have
     no array input; ``extra_writes`` are more vars the op writes (a random generator's);
     ``overwrites``, vars among the writes whose every byte the op replaces without reading
     them (a failed array written whole becomes valid again).
-    Shapes, dtypes and contexts are checked here, before anything is pushed.
+    Per op: the call's signature (ops.plans: dtype, shape, strides per array, type or value
+    per scalar, the params, the write target), its plan (one dict lookup once seen), the
+    plan's value checks, the outputs; the run object carries the plan to the worker. Shapes,
+    dtypes, values and contexts are checked here, before anything is pushed.
     Every line is paid by every tiny op, hence the spelled-out common cases.
     """
     if params is None:
         params = _NO_PARAMS
     reads = []
+    key = []
+    by_type = op.scalars_by_type
     small = True  # every array at most INLINE_MAX_BYTES: run inline when ready
     for x in inputs:
-        if type(x) is NDArray:
+        kind = type(x)
+        if kind is NDArray:
             chunk = x._chunk
             if ctx is None:
                 ctx = chunk.ctx
@@ -667,18 +692,43 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
             reads.append(chunk.var)
             if chunk.nbytes > INLINE_MAX_BYTES:
                 small = False
+            key.append(x.dtype)
+            key.append(x.shape)
+            key.append(x._strides)  # None: C-contiguous
+        elif kind in _KEY_SCALARS:
+            key.append(kind if by_type else (kind, x))
+        else:
+            key.extend(_input_key(x, by_type))
     if ctx is None:
         ctx = current_context()
-    kernel = op.kernels.get(ctx.device_type)
-    if kernel is None:
-        raise NotImplementedError(f"{op.name} has no {ctx.device_type} kernel yet")
-    fast_infer = op.fast_infer
-    specs = None if fast_infer is None else fast_infer(inputs, params)
-    if specs is None:
-        specs = op.infer_general(inputs, params)
+    key.append(_param_key(params, op.value_params, op.unkeyed_params) if params else None)
+    aliases = None
+    if out is None:
+        key.append(None)
+    else:
+        if out._chunk.ctx is not ctx and ctx_check:
+            raise ValueError(
+                f"{op.name}: arrays are on different contexts ({ctx} and {out._chunk.ctx}); "
+                "move one with .copyto(ctx) or .as_in_context(ctx) first")
+        aliases = _aliases(inputs, out)
+        key.append((out.dtype, out.shape, out._strides, aliases, None))
+    key = tuple(key)
+    device = ctx.device_type
+    plan = None
+    if device == "cpu":
+        try:
+            plan = op.plans.get(key)
+        except TypeError:  # unhashable params: op.plan builds this call's own plan
+            pass
+    if plan is None:
+        plan = op.plan(inputs, params, key=key, target=out, aliases=aliases, device=device)
+    check = plan.check
+    if check is not None:
+        check(inputs, params)
     engine = _engine_mod.get()
     cast_into = None
     if out is None:
+        specs = plan.outputs
         if len(specs) == 1:
             shape, dtype = specs[0]
             outputs = [_new_array(shape, dtype, ctx, engine)]
@@ -687,19 +737,17 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
             outputs = [_new_array(shape, dtype, ctx, engine) for shape, dtype in specs]
             req = _WRITE_TO * len(outputs)
     else:
-        if out._chunk.ctx is not ctx and ctx_check:
-            raise ValueError(
-                f"{op.name}: arrays are on different contexts ({ctx} and {out._chunk.ctx}); "
-                "move one with .copyto(ctx) or .as_in_context(ctx) first")
-        shape, dtype = specs[0]
-        if shape != out.shape:
-            raise ValueError(f"{op.name}: result of shape {shape} cannot be written into "
-                             f"an array of shape {out.shape}")
-        if dtype != out.dtype:
+        shape, dtype = plan.outputs[0]
+        if dtype != out.dtype:  # NumPy checks the cast before the shape
             if not np.can_cast(dtype, out.dtype, "same_kind"):
                 raise TypeError(f"{op.name}: cannot cast the result from {dtype} to "
                                 f"{out.dtype} in place (NumPy's same_kind rule)")
             cast_into = [dtype]
+        if shape != out.shape:
+            raise ValueError(f"{op.name}: result of shape {shape} cannot be written into "
+                             f"an array of shape {out.shape}")
+        if cast_into is not None:  # the run writes fresh temporaries, then casts
+            plan = op.plan(inputs, params, key=key[:-1] + (None,), device=device)
         req = _WRITE_INPLACE if any(x is out for x in inputs) else _WRITE_TO
         outputs = [out]
     writes = []
@@ -710,7 +758,7 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
             small = False
     if extra_writes:
         writes.extend(extra_writes)
-    engine.push_sync(_Run(kernel, inputs, outputs, req, params, cast_into), ctx, reads, writes,
+    engine.push_sync(_Run(plan, inputs, outputs, req, params, cast_into), ctx, reads, writes,
                      _ASYNC if small and ctx.device_type == "cpu" else _NORMAL, 0, op.name,
                      _partial(_describe, inputs, outputs),  # called only by a profiler
                      _engine_mod.caller_origin,  # called only when needed: the user's line

@@ -13,6 +13,7 @@ import numpy as np
 from .. import ops
 from ..engine import current_context
 from ..ops import elementwise
+from ..ops.plans import NUMPY_SCALAR_TYPES
 from .ndarray import NDArray, _as_operand, invoke
 from .ufuncs import array_ufunc, check_out, output_array, ufunc_out_operands
 
@@ -30,7 +31,9 @@ UNARY_OPERATORS = {"neg": "negative", "pos": "positive", "abs": "abs", "invert":
 REDUCTIONS = ("sum", "mean", "max", "min", "prod", "argmax", "argmin", "std", "var")
 
 
-_OPERANDS = (bool, int, float, NDArray)  # taken as they are; anything else is converted
+# taken as they are (NumPy scalars of supported dtypes: strong 0-d operands, as in NumPy);
+# anything else is converted
+_OPERANDS = frozenset((bool, int, float, NDArray)) | NUMPY_SCALAR_TYPES
 
 
 def _binary(op_name):
@@ -151,7 +154,7 @@ def _apply(op, arrays, params, out, *, as_arrays=False, broadcast_out=False):
     """Push ``op`` on ``arrays`` (converted to operands); into ``out`` when one is given."""
     out = output_array(out, op.name)
     ctx = _context_of(arrays, out)
-    operands = [_as_operand(a, ctx) for a in arrays]
+    operands = [_as_operand(a, ctx, numpy_scalars=True) for a in arrays]
     if as_arrays:  # ops that need array inputs: Python scalars become 0-d arrays
         operands = [a if isinstance(a, NDArray) else _as_operand(np.asarray(a), ctx)
                     for a in operands]

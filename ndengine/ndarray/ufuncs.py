@@ -52,7 +52,11 @@ def check_out(out, ctx, name):
 def ufunc_out_operands(op, operands, params, out):
     """Operands whose result has ``out``'s shape: NumPy broadcasts a ufunc's inputs to its
     output's shape (never the result into a smaller out)."""
-    [(shape, _)] = op.infer(*operands, **params)
+    [(shape, dtype)] = op.infer(*operands, **params)
+    if dtype != out.dtype and not np.can_cast(dtype, out.dtype, "same_kind"):
+        # NumPy checks the cast before the shapes (invoke raises the same error)
+        raise TypeError(f"{op.name}: cannot cast the result from {dtype} to {out.dtype} in "
+                        f"place (NumPy's same_kind rule)")
     if shape == out.shape:
         return operands
     try:

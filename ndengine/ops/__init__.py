@@ -7,15 +7,18 @@ into preallocated NumPy outputs::
     op = ndengine.ops.get("add")
     [(shape, dtype)] = op.infer(a, b)
     op.kernels["cpu"]([a, b], [out], [OpReq.WRITE_TO])
+
+Each op is decided once per call signature (``Operator.plan``, ``ops.plans``): the plan
+carries the outputs, the per-call value checks and the kernel to run from the push to the run.
 """
 from . import parallel  # noqa: F401  (picks a thread-safe Numba layer before any kernel runs)
 from .dtypes import SUPPORTED_DTYPES, check_dtype, result_type
+from .plans import Plan
 from .registry import Operator, OpReq, get, names, register
-from .shapes import register_array_type
-from . import (creation, elementwise, indexing, linalg, manipulation, random, reductions,
-               ufunc_methods)
+from . import (creation, elementwise, elementwise_tables, indexing, linalg, manipulation,
+               random, reductions, ufunc_methods)
 
-elementwise.register_all()
+elementwise_tables.register_all()
 reductions.register_all()
 linalg.register_all()
 creation.register_all()
@@ -25,4 +28,4 @@ random.register_all()
 ufunc_methods.register_all()  # NumPy's ufunc.reduce & co. (and ufunc.at) as one op
 
 __all__ = ["OpReq", "Operator", "register", "get", "names", "SUPPORTED_DTYPES",
-           "check_dtype", "result_type", "register_array_type"]
+           "check_dtype", "result_type", "Plan"]

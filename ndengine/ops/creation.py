@@ -12,14 +12,14 @@ import numpy as np
 
 from .dtypes import check_dtype, check_scalar_fits, result_type
 from .outputs import single_output, write_with_req
-from .registry import Operator, OpReq, add_operator
+from .plans import Plan
+from .registry import Operator, OpReq, kernel_run, add_operator
 from .indexing import setitem_value_shape
 from .shapes import broadcast_shapes, check_shape
 
 _WRITE_TO = OpReq.WRITE_TO
 _WRITE_INPLACE = OpReq.WRITE_INPLACE
 _FILL_PARAMS = frozenset(("value", "shape", "dtype"))
-_SCALAR_TYPES = frozenset((bool, int, float))
 
 
 _shape = check_shape
@@ -71,31 +71,16 @@ def make_fill(dtype, *, value=0, **_):
     return np.asarray(value).astype(dtype)
 
 
-def fill_infer_key(inputs, params):
-    """Memo key: (shape, dtype), or (shape, type of a Python scalar value) without dtype."""
-    if inputs or not params.keys() <= _FILL_PARAMS:
-        return None
-    shape = params.get("shape", ())
-    if type(shape) is not tuple and type(shape) is not int:
-        return None
-    kind = type(params.get("value", 0))
-    if kind not in _SCALAR_TYPES:
-        return None  # an array value: its shape must broadcast to the shape, checked each time
-    dtype = params.get("dtype")
-    if dtype is not None:
-        return shape, dtype, None
-    return shape, None, kind
+def plan_fill(op, inputs, params, target, aliases, req) -> Plan:
+    """fill's planner: a plain write is one NumPy assignment of the value cast to out's dtype."""
+    outputs = op.general_infer(inputs, params)
+    if req not in (None, _WRITE_TO, _WRITE_INPLACE) or not params.keys() <= _FILL_PARAMS:
+        return Plan(outputs, kernel_run(_fill_full_kernel))
 
-
-def fill_kernel(inputs, outputs, req, **params):
-    """out[...] = value cast to out's dtype."""
-    if len(outputs) == 1 and len(req) == 1 and params.keys() <= _FILL_PARAMS:
-        r = req[0]
-        if r is _WRITE_TO or r is _WRITE_INPLACE:  # the generic kernel minus its plumbing
-            out = outputs[0]
-            out[...] = np.asarray(params.get("value", 0)).astype(out.dtype)
-            return
-    _fill_full_kernel(inputs, outputs, req, **params)
+    def run(inputs, outputs, req, params):
+        out = outputs[0]
+        out[...] = np.asarray(params.get("value", 0)).astype(out.dtype)
+    return Plan(outputs, run)
 
 
 # arange ----------------------------------------------------------------------
@@ -176,9 +161,8 @@ _fill_full_kernel = _creation_kernel(make_fill)
 def register_all() -> None:
     for name, infer, make, doc in CREATION_TABLE:
         if name == "fill":
-            op = Operator(name, num_inputs=0, kind="creation", infer=infer, doc=doc,
-                          infer_key=fill_infer_key)
-            add_operator(op.set_kernel("cpu", fill_kernel))
+            add_operator(Operator(name, num_inputs=0, kind="creation", infer=infer, doc=doc,
+                                  planner=plan_fill, value_params=("value",)))
             continue
         op = Operator(name, num_inputs=0, kind="creation", infer=infer, doc=doc)
         add_operator(op.set_kernel("cpu", _creation_kernel(make)))

@@ -109,35 +109,6 @@ def check_scalar_into(value, dtype: np.dtype) -> None:
     probe[()] = value  # NumPy's own conversion raises (or warns) exactly as NumPy does
 
 
-# ------------------------------------------------------------- fast look-ups
-# The per-call fast paths of infer and the kernels must not re-run np.dtype()
-# and a tuple scan on every call: these dicts map what they have seen to the
-# canonical supported dtype.  Keys that compare equal (np.dtype('f4'), 'f4',
-# np.float32 never collide in practice; if they did, both map to the same
-# dtype).  Only successes are stored; anything else goes through check_dtype.
-
-_DTYPE_LOOKUP: dict = {}
-for _d in SUPPORTED_DTYPES:
-    _DTYPE_LOOKUP[_d] = _d
-    _DTYPE_LOOKUP[_d.type] = _d
-del _d
-_DTYPE_LOOKUP_LIMIT = 256
-
-
-def fast_check_dtype(dtype) -> np.dtype:
-    """``check_dtype`` with its successes memoised (same result, same errors)."""
-    try:
-        found = _DTYPE_LOOKUP.get(dtype)
-    except TypeError:
-        return check_dtype(dtype)
-    if found is not None:
-        return found
-    resolved = check_dtype(dtype)
-    if len(_DTYPE_LOOKUP) < _DTYPE_LOOKUP_LIMIT:
-        _DTYPE_LOOKUP[dtype] = resolved
-    return resolved
-
-
 def int_bounds(dtype: np.dtype) -> tuple:
     """(lowest, highest) Python int that NumPy accepts for ``dtype`` without OverflowError.
 

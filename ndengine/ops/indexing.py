@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dtypes import check_dtype, result_type
+from .dtypes import check_dtype, is_array_spec, result_type
 from .outputs import detach_overlapping, single_output, same_view
 from .registry import Operator, OpReq, add_operator
 from .shapes import broadcast_shapes, shape_of
@@ -44,32 +44,23 @@ def setitem_value_shape(value_shape: tuple, region: tuple) -> tuple:
     return value_shape
 
 
-def _is_whole_mask(key, ndim: int) -> bool:
-    """A bare boolean array over every axis: NumPy assigns through its 1-D mask path."""
-    return isinstance(key, np.ndarray) and key.dtype == bool and key.ndim == ndim
-
-
-def _check_mask_value(value_shape: tuple, region: tuple) -> None:
-    # NumPy's own errors for its boolean-assignment path, raised at the call (the mask is
-    # known then), not by the kernel.
-    if len(value_shape) > 1:
-        raise TypeError("NumPy boolean array indexing assignment requires a 0 or "
-                        f"1-dimensional input, input has {len(value_shape)} dimensions")
-    if value_shape and value_shape[0] not in (1, region[0]):
-        raise ValueError(f"NumPy boolean array indexing assignment cannot assign "
-                         f"{value_shape[0]} input values to the {region[0]} output values "
-                         "where the mask is true")
-
-
 def infer_assign(target, value, *, key):
     region = indexed_shape(shape_of(target), key)
-    if _is_whole_mask(key, len(shape_of(target))):
-        _check_mask_value(shape_of(value), region)
     value_shape = setitem_value_shape(shape_of(value), region)
     if len(value_shape) > len(region) or broadcast_shapes(value_shape, region) != region:
         raise ValueError(f"could not broadcast input array from shape {shape_of(value)} "
                          f"into shape {region}")
+    # NumPy's own assignment on zero-strided stand-ins raises what it raises at the call
+    # (a 2-d value through a boolean mask, ...); it writes one element, over and over.
+    stand_in = _zero_strided(shape_of(target), check_dtype(target.dtype), writeable=True)
+    stand_in[key] = (_zero_strided(shape_of(value), check_dtype(value.dtype))
+                     if is_array_spec(value) else value)
     return [(shape_of(target), check_dtype(target.dtype))]
+
+
+def _zero_strided(shape, dtype, writeable=False):
+    return np.lib.stride_tricks.as_strided(np.zeros(1, dtype), shape, (0,) * len(shape),
+                                           writeable=writeable)
 
 
 def assign_kernel(inputs, outputs, req, *, key):

@@ -5,13 +5,12 @@ import numpy as np
 
 from .dtypes import check_dtype, is_array_spec, result_type
 from .outputs import detach_overlapping, single_output, write_with_req
-from .registry import Operator, OpReq, add_operator
-from .shapes import broadcast_shapes, normalize_axis_index, shape_of, spec_dtype_shape
+from .plans import Plan
+from .registry import Operator, OpReq, kernel_run, add_operator
+from .shapes import broadcast_shapes, normalize_axis_index, shape_of
 
 _WRITE_TO = OpReq.WRITE_TO
 _WRITE_INPLACE = OpReq.WRITE_INPLACE
-_COPY_PARAMS = frozenset(("shape", "dtype"))
-_SCALAR_TYPES = (bool, int, float)
 
 
 # copy ------------------------------------------------------------------------
@@ -25,29 +24,19 @@ def infer_copy(x, *, shape=None, dtype=None):
     return [(target, dtype)]
 
 
-def copy_infer_key(inputs, params):
-    """Memo key: the result depends on the input's (dtype, shape) and the params only."""
-    if len(inputs) != 1 or (params and not params.keys() <= _COPY_PARAMS):
-        return None
-    value = inputs[0]
-    parts = spec_dtype_shape(value)
-    if parts is None:
-        if type(value) not in _SCALAR_TYPES or params.get("dtype") is None:
-            return None
-        parts = type(value), ()  # a Python scalar cast to a given dtype: its value is moot
-    shape = params.get("shape")
-    if shape is not None and type(shape) is not tuple:
-        return None
-    return parts[0], parts[1], shape, params.get("dtype")
+def plan_copy(op, inputs, params, target, aliases, req) -> Plan:
+    """copy's planner: a plain write is NumPy's copyto (which copes with overlap itself)."""
+    outputs = op.general_infer(inputs, params)
+    if req not in (None, _WRITE_TO, _WRITE_INPLACE):
+        return Plan(outputs, kernel_run(copy_kernel))
+
+    def run(inputs, outputs, req, params):
+        np.copyto(outputs[0], inputs[0], casting="unsafe")
+    return Plan(outputs, run)
 
 
 def copy_kernel(inputs, outputs, req, shape=None, dtype=None):
     """out[...] = input, broadcast and cast (unsafe casting, like astype)."""
-    if len(outputs) == 1 and len(req) == 1:
-        r = req[0]
-        if r is _WRITE_TO or r is _WRITE_INPLACE:  # what write_with_req does for these
-            np.copyto(outputs[0], inputs[0], casting="unsafe")
-            return
     out, req = single_output(outputs, req)
     if req is OpReq.NULL:
         return
@@ -156,10 +145,10 @@ def split_kernel(inputs, outputs, req, *, indices_or_sections, axis=0):
 
 def register_all() -> None:
     add_operator(Operator("copy", num_inputs=1, kind="other", infer=infer_copy,
-                          infer_key=copy_infer_key,
+                          planner=plan_copy, scalars_by_type=True,
                           inplace=((0, 0),), gradient=None,
                           doc="out[...] = x with broadcasting and casting "
-                              "(copy, astype, broadcast_to)").set_kernel("cpu", copy_kernel))
+                              "(copy, astype, broadcast_to)"))
     add_operator(Operator("concatenate", num_inputs=None, kind="other", infer=infer_concatenate,
                           doc="numpy.concatenate(arrays, axis)")
                  .set_kernel("cpu", _joining_kernel(np.concatenate)))

@@ -82,12 +82,6 @@ def infer_randint(*order, low, high=None, shape=(), dtype=np.int64, generator=No
     return [(shape, dtype)]
 
 
-def _random_infer_key(inputs, params):
-    """Memo key of a draw's infer (ops.registry): every parameter but the generator, which
-    changes nothing in the result. An unhashable one (a list) means no memo."""
-    return tuple(sorted((k, v) for k, v in params.items() if k != "generator"))
-
-
 def infer_order(*order, **_):
     return [((0,), np.dtype(np.uint8))]
 
@@ -142,10 +136,10 @@ if hasattr(os, "register_at_fork"):
 
 def register_all() -> None:
     for name, infer, draw, doc in RANDOM_TABLE:
+        # the generator changes no decision: one plan for every generator
         op = Operator(name, num_inputs=None, kind="random", infer=infer, doc=doc,
-                      infer_key=_random_infer_key)
+                      unkeyed_params=("generator",))
         add_operator(op.set_kernel("cpu", _random_kernel(draw)))
     order = Operator("random_order", num_inputs=0, kind="random", infer=infer_order,
-                     doc="orders a device's draws: writes its (empty) output, nothing else",
-                     infer_key=lambda inputs, params: ())
+                     doc="orders a device's draws: writes its (empty) output, nothing else")
     add_operator(order.set_kernel("cpu", _order_kernel))

@@ -14,18 +14,15 @@ import numpy as np
 
 from .dtypes import check_dtype, is_array_spec, result_type
 from .outputs import detach_overlapping, single_output, write_with_req
-from .registry import Operator, OpReq, add_operator
-from .shapes import normalize_axes, reduced_shape, shape_of, spec_dtype_shape
+from .plans import Plan
+from .registry import Operator, OpReq, kernel_run, add_operator
+from .shapes import normalize_axes, reduced_shape, shape_of
 
-_ndarray = np.ndarray
-_may_share_memory = np.may_share_memory
 _WRITE_TO = OpReq.WRITE_TO
 _WRITE_INPLACE = OpReq.WRITE_INPLACE
 _REDUCTION_PARAMS = frozenset(("axis", "keepdims", "ddof", "dtype", "out_dtype"))
 
-# np.sum(x, axis, out=out, keepdims=k) on an ndarray is exactly
-# np.add.reduce(x, axis, None, out, keepdims=k) (numpy's _wrapreduction);
-# calling the ufunc method directly skips ~2 us of Python wrappers.
+# the ufunc whose reduce method np.sum & co. call (calling it directly skips ~2 us of wrappers)
 _UFUNC_OF = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
 
 # name -> (NumPy function, needs at least one element, NumPy's name in its error)
@@ -53,25 +50,6 @@ class Reduction:
         self.name = name
         self.numpy_fn, self.needs_elements, self.empty_message = REDUCTIONS[name]
         self.ufunc = _UFUNC_OF.get(name)
-
-    @staticmethod
-    def infer_key(inputs, params):
-        """Memo key for infer: the result depends on (dtype, shape, axis, keepdims, ddof) only."""
-        if len(inputs) != 1 or (params and not params.keys() <= _REDUCTION_PARAMS):
-            return None
-        parts = spec_dtype_shape(inputs[0])
-        if parts is None:
-            return None
-        axis = params.get("axis")
-        keepdims = params.get("keepdims", False)
-        ddof = params.get("ddof", 0)
-        dtype = params.get("dtype")
-        out_dtype = params.get("out_dtype")
-        if ((axis is not None and type(axis) is not int) or type(keepdims) is not bool
-                or type(ddof) is not int or (dtype is not None and type(dtype) is not np.dtype)
-                or (out_dtype is not None and type(out_dtype) is not np.dtype)):
-            return None
-        return parts[0], parts[1], axis, keepdims, ddof, dtype, out_dtype
 
     def axes(self, x, axis):
         ndim = len(shape_of(x))
@@ -112,28 +90,41 @@ class Reduction:
             dtype = check_dtype(dtype)
         return [(out_shape, self.output_dtype(_input_dtype(x), dtype, out_dtype))]
 
+    def plan(self, op, inputs, params, target, aliases, req) -> Plan:
+        """The op's planner: NumPy's own ufunc.reduce call when it does it all, else the
+        general kernel."""
+        return Plan(op.general_infer(inputs, params),
+                    self._reduce_run(inputs, params, aliases, req) or kernel_run(self.kernel))
+
+    def _reduce_run(self, inputs, params, aliases, req):
+        """np.sum(x, axis, out=out, keepdims=k) on an ndarray is exactly
+        np.add.reduce(x, axis, None, out, keepdims=k) (numpy's _wrapreduction): for axis None
+        or one int, a plain write and no overlap, the plan runs that call."""
+        ufunc = self.ufunc
+        axis = params.get("axis")
+        keepdims = params.get("keepdims", False)
+        dtype = params.get("dtype")
+        x = inputs[0] if len(inputs) == 1 else None
+        if (ufunc is None or req not in (None, _WRITE_TO, _WRITE_INPLACE) or any(aliases or ())
+                or type(keepdims) is not bool or not is_array_spec(x)
+                or isinstance(x, np.generic) or not params.keys() <= _REDUCTION_PARAMS):
+            return None
+        ndim = len(shape_of(x))
+        if axis is None:
+            axes = None
+        elif type(axis) is int and -ndim <= axis < ndim:
+            axes = (axis % ndim,)
+        else:
+            return None
+
+        def run(inputs, outputs, req, params):
+            ufunc.reduce(inputs[0], axes, dtype, outputs[0], keepdims=keepdims)
+        return run
+
     def kernel(self, inputs, outputs, req, axis=None, keepdims=False, ddof=0, dtype=None,
                out_dtype=None):
         # out_dtype only told infer the output's dtype: NumPy's own function writing into
         # an output of that dtype does the rest (accumulating in it where NumPy does)
-        ufunc = self.ufunc
-        if ufunc is not None and len(inputs) == 1 and len(outputs) == 1 and len(req) == 1:
-            # Lean path: ndarray in and out, WRITE_TO/WRITE_INPLACE, axis None or one int,
-            # no overlap -- the same ufunc.reduce call np.sum & co. make (see _UFUNC_OF).
-            r = req[0]
-            x = inputs[0]
-            out = outputs[0]
-            if ((r is _WRITE_TO or r is _WRITE_INPLACE) and type(x) is _ndarray
-                    and type(out) is _ndarray and type(keepdims) is bool):
-                if axis is None:
-                    axes = None
-                elif type(axis) is int and -x.ndim <= axis < x.ndim:
-                    axes = (axis % x.ndim,)
-                else:
-                    axes = False
-                if axes is not False and not _may_share_memory(x, out):
-                    ufunc.reduce(x, axes, dtype, out, keepdims=keepdims)
-                    return
         out, req = single_output(outputs, req)
         if req is OpReq.NULL:
             return
@@ -173,12 +164,12 @@ class Reduction:
 
     def register(self):
         op = Operator(self.name, num_inputs=1, kind="reduce", infer=self.infer,
-                      infer_key=self.infer_key,
+                      planner=self.plan,
                       gradient=self.gradient if self.name in ("sum", "mean") else None,
                       doc=f"numpy.{self.numpy_fn.__name__} over axis (None, int or tuple), "
                           f"keepdims" + (", ddof" if self.name in ("std", "var") else "") +
                           ("" if self.name in _ARG_REDUCTIONS else ", dtype"))
-        return add_operator(op.set_kernel("cpu", self.kernel))
+        return add_operator(op)
 
 
 def register_all() -> None:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import difflib
-import enum
 import os
 import threading
 from typing import Callable
@@ -10,20 +9,11 @@ from typing import Callable
 import numpy as np
 
 from .dtypes import check_dtype, is_array_spec, is_python_scalar, result_type
+from .plans import PLAN_MEMO_LIMIT, OpReq, Plan, numpy_aliases, signature
 from .shapes import broadcast_shapes, shape_of
-
-_INFER_MEMO_LIMIT = 4096  # per operator; cleared when full
 
 KINDS = ("unary", "binary", "reduce", "creation", "random", "other")
 DEVICES = ("cpu", "gpu")
-
-
-class OpReq(enum.Enum):
-    """How a kernel writes one output (MXNet's OpReqType)."""
-    NULL = 0           # write nothing
-    WRITE_TO = 1       # overwrite the output buffer
-    WRITE_INPLACE = 2  # overwrite; the buffer is shared with an input
-    ADD_TO = 3         # out += result
 
 
 class Operator:
@@ -32,22 +22,20 @@ class Operator:
     ``infer(*inputs, **params)`` returns one ``(shape, dtype)`` per output.
     A kernel is called as ``kernel(inputs, outputs, req, **params)``.
 
-    ``fast_infer(inputs, params)``, when given, is tried first on every
-    ``infer`` call: it handles the common cases (inputs of supported dtypes,
-    equal shapes, Python scalars) from per-signature caches and returns exactly
-    what the full path would, or None to fall back to the full path (which
-    also raises every error).
-
-    ``infer_key(inputs, params)``, when given, memoises the full path: it
-    returns a hashable key such that equal keys always infer the same result
-    (e.g. (dtype, shape, axis, keepdims)), or None for "do not memoise".  Only
-    successful results are stored; errors are raised by the full path each time.
+    Every call goes through ``plan`` (see ``ops.plans``): a Plan per call signature, built
+    once by the general path (``build_plan``) and reused.  ``planner``, when given (the
+    built-in ops), builds the plan: ``planner(op, inputs, params, target, aliases, req)``;
+    the op's cpu kernel is then the plan's run.  Without one (a user's op), the plan's
+    outputs are ``infer``'s and its run calls the device's kernel with the params.
+    ``scalars_by_type``: Python/NumPy scalar inputs are keyed by type (the planner's checks
+    cover their values); otherwise by value.  ``value_params``: params keyed by type when
+    they are scalars (read per call); ``unkeyed_params``: params that change no decision.
     """
 
     def __init__(self, name: str, *, num_inputs=1, num_outputs=1, kind="other",
                  infer: Callable | None = None, inplace=(), gradient=None,
-                 write_mode=OpReq.WRITE_TO, doc=None, fast_infer: Callable | None = None,
-                 infer_key: Callable | None = None):
+                 write_mode=OpReq.WRITE_TO, doc=None, planner: Callable | None = None,
+                 scalars_by_type=False, value_params=(), unkeyed_params=()):
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
         self.name = name
@@ -60,9 +48,14 @@ class Operator:
         self.gradient = gradient
         self.write_mode = OpReq(write_mode)
         self.doc = doc
-        self.fast_infer = fast_infer
-        self.infer_key = infer_key
-        self._infer_memo: dict = {}
+        self.planner = planner
+        self.scalars_by_type = scalars_by_type and planner is not None
+        self.value_params = frozenset(value_params)
+        self.unkeyed_params = frozenset(unkeyed_params)
+        self.plans: dict = {}  # cpu: signature -> Plan (read directly by the NDArray layer)
+        self._device_plans: dict = {}
+        if planner is not None:
+            self.kernels["cpu"] = self._planned_kernel = self._make_planned_kernel()
 
     def __repr__(self):
         return f"<Operator {self.name} kind={self.kind} devices={sorted(self.kernels)}>"
@@ -72,36 +65,78 @@ class Operator:
             return int(self.num_outputs(*inputs, params))
         return self.num_outputs
 
+    # ------------------------------------------------------------ plans
+
+    def plan(self, inputs, params=None, *, key=None, target=None, aliases=None, req=None,
+             device="cpu") -> Plan:
+        """The plan for this call: one dict lookup when the signature was seen before.
+        ``target``/``aliases``/``req``: the given write target (an array spec), the alias
+        code of each input against it (``plans.NO_ALIAS``, ``SAME_VIEW``, ``OVERLAP``) and
+        the write requests, when they are not fresh outputs written plainly.  ``key``: the
+        signature, when the caller computed it."""
+        if params is None:
+            params = {}
+        memo = self.plans if device == "cpu" else self._device_plans.setdefault(device, {})
+        try:
+            if key is None:
+                key = signature(self, inputs, params, target, aliases, req)
+            found = memo.get(key)
+        except TypeError:  # an unhashable param or input: a plan for this call only
+            return self.build_plan(inputs, params, target, aliases, req, device)
+        if found is None:
+            found = self.build_plan(inputs, params, target, aliases, req, device)
+            if len(memo) >= PLAN_MEMO_LIMIT:
+                memo.clear()
+            memo[key] = found
+        return found
+
+    def build_plan(self, inputs, params=None, target=None, aliases=None, req=None,
+                   device="cpu") -> Plan:
+        """The general path, uncached: inference (raising every error), checks, kernel."""
+        if params is None:
+            params = {}
+        kernel = self.kernels.get(device)
+        if kernel is None:
+            raise NotImplementedError(f"{self.name} has no {device} kernel yet")
+        if self.planner is not None and kernel is self._planned_kernel:
+            self._check_inputs(inputs)
+            return self.planner(self, inputs, params, target, aliases, req)
+        return Plan(self.general_infer(inputs, params), kernel_run(kernel))
+
+    def _forget_plans(self):
+        self.plans = {}
+        self._device_plans = {}
+
+    def _make_planned_kernel(self):
+        def kernel(inputs, outputs, req, **params):
+            """Run the plan of this call on NumPy arrays (tests, eager use, benchmarks)."""
+            target = aliases = None
+            if len(outputs) == 1 and type(outputs[0]) is np.ndarray:
+                target = outputs[0]
+                aliases = numpy_aliases(inputs, target)
+            plan = self.plan(inputs, params, target=target, aliases=aliases,
+                             req=req[0] if len(req) == 1 else None)
+            if plan.check is not None:
+                plan.check(inputs, params)
+            plan.run(inputs, outputs, req, params)
+        return kernel
+
+    # ------------------------------------------------------------ inference
+
     def infer(self, *inputs, **params) -> list[tuple[tuple, np.dtype]]:
-        """Output (shape, dtype) pairs; raises on bad shapes, dtypes or params."""
-        fast = self.fast_infer
-        if fast is not None:
-            results = fast(inputs, params)
-            if results is not None:
-                return results
-        return self.infer_general(inputs, params)
+        """Output (shape, dtype) pairs; raises on bad shapes, dtypes, params or values."""
+        plan = self.plan(inputs, params)
+        if plan.check is not None:
+            plan.check(inputs, params)
+        return list(plan.outputs)
 
-    def infer_general(self, inputs, params) -> list[tuple[tuple, np.dtype]]:
-        """``infer`` without its lean path: for callers that tried ``fast_infer`` first."""
-        key_of = self.infer_key
-        if key_of is not None:
-            key = key_of(inputs, params)
-            if key is not None:
-                memo = self._infer_memo
-                try:
-                    found = memo.get(key)
-                except TypeError:  # unhashable parameter: no memo
-                    return self._full_infer(inputs, params)
-                if found is not None:
-                    return list(found)
-                results = self._full_infer(inputs, params)
-                if len(memo) >= _INFER_MEMO_LIMIT:
-                    memo.clear()
-                memo[key] = tuple(results)
-                return results
-        return self._full_infer(inputs, params)
+    def general_infer(self, inputs, params) -> list[tuple[tuple, np.dtype]]:
+        """The op's own inference, no plan, no memo: what every plan's outputs come from."""
+        self._check_inputs(inputs)
+        results = self._infer(*inputs, **params)
+        return [(tuple(int(n) for n in shape), check_dtype(dtype)) for shape, dtype in results]
 
-    def _full_infer(self, inputs, params) -> list[tuple[tuple, np.dtype]]:
+    def _check_inputs(self, inputs):
         if self.num_inputs is not None and len(inputs) != self.num_inputs:
             raise TypeError(f"{self.name} takes {self.num_inputs} inputs, got {len(inputs)}")
         for value in inputs:
@@ -110,13 +145,12 @@ class Operator:
             elif not is_python_scalar(value):
                 raise TypeError(f"{self.name}: inputs must be array specs or Python "
                                 f"bool/int/float, got {type(value).__name__}")
-        results = self._infer(*inputs, **params)
-        return [(tuple(int(n) for n in shape), check_dtype(dtype)) for shape, dtype in results]
 
     def set_kernel(self, device: str, kernel: Callable) -> "Operator":
         if device not in DEVICES:
             raise ValueError(f"device must be one of {DEVICES}, got {device!r}")
         self.kernels[device] = kernel
+        self._forget_plans()  # plans hold the kernel they run
         return self
 
     def set_gradient(self, gradient: Callable) -> "Operator":
@@ -124,11 +158,23 @@ class Operator:
         return self
 
     def apply(self, *inputs, device="cpu", **params) -> list[np.ndarray]:
-        """Infer, allocate NumPy outputs and run the kernel now (for tests and eager use)."""
-        specs = self.infer(*inputs, **params)
-        outputs = [np.empty(shape, dtype) for shape, dtype in specs]
-        self.kernels[device](list(inputs), outputs, [OpReq.WRITE_TO] * len(outputs), **params)
+        """Plan, allocate NumPy outputs and run now (for tests and eager use)."""
+        plan = self.plan(inputs, params, device=device)
+        if plan.check is not None:
+            plan.check(inputs, params)
+        outputs = [np.empty(shape, dtype) for shape, dtype in plan.outputs]
+        plan.run(list(inputs), outputs, [OpReq.WRITE_TO] * len(outputs), params)
         return outputs
+
+
+def kernel_run(kernel):
+    """A plan's run for a kernel registered as ``kernel(inputs, outputs, req, **params)``."""
+    def run(inputs, outputs, req, params):
+        if params:
+            kernel(inputs, outputs, req, **params)
+        else:
+            kernel(inputs, outputs, req)
+    return run
 
 
 def default_infer(*inputs, **params):

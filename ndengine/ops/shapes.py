@@ -6,7 +6,7 @@ import operator
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
-from .dtypes import _DTYPE_LOOKUP, fast_check_dtype, is_array_spec
+from .dtypes import is_array_spec
 
 
 def shape_of(value) -> tuple:
@@ -66,61 +66,5 @@ def reduced_shape(shape: tuple, axes: tuple, keepdims: bool) -> tuple:
     return tuple(n for i, n in enumerate(shape) if i not in axes)
 
 
-
-
-_CANONICAL_SHAPES: dict = {}
-_CANONICAL_SHAPES_LIMIT = 4096
-
-
-def canonical_shape(shape) -> tuple:
-    """``shape`` as a tuple of Python ints, memoised for the per-call fast paths.
-
-    A tuple equal to a stored canonical one (e.g. holding np.int64 entries)
-    maps to it, which is exactly ``tuple(int(n) for n in shape)``.
-    """
-    if type(shape) is tuple:
-        try:
-            found = _CANONICAL_SHAPES.get(shape)
-        except TypeError:
-            found = None
-        if found is not None:
-            return found
-    canonical = tuple(int(n) for n in shape)
-    if len(_CANONICAL_SHAPES) >= _CANONICAL_SHAPES_LIMIT:
-        _CANONICAL_SHAPES.clear()
-    _CANONICAL_SHAPES[canonical] = canonical
-    return canonical
-
-
-# Array types whose instances always carry a supported, canonical ``dtype`` and a ``shape``
-# tuple of Python ints (the NDArray layer registers its class): the lean infer paths take
-# both as they are, without checking them per call.
-TRUSTED_SPEC_TYPES = set()
-
-
-def register_array_type(cls) -> None:
-    """Vouch for ``cls``: every instance's dtype is one ndengine supports, in canonical form,
-    and its shape a tuple of Python ints."""
-    TRUSTED_SPEC_TYPES.add(cls)
-
-
-def spec_dtype_shape(value):
-    """(canonical dtype, canonical shape) of an array spec whose dtype ndengine supports,
-    else None: Python scalars, unsupported dtypes and non-specs take the slow path,
-    which raises the proper error."""
-    if type(value) in TRUSTED_SPEC_TYPES:
-        return value.dtype, value.shape
-    if type(value) is np.ndarray:
-        dtype = _DTYPE_LOOKUP.get(value.dtype)
-        return None if dtype is None else (dtype, value.shape)
-    if not is_array_spec(value):
-        return None
-    try:
-        return fast_check_dtype(value.dtype), canonical_shape(value.shape)
-    except (TypeError, ValueError, OverflowError):
-        return None
-
-
 __all__ = ["shape_of", "broadcast_shapes", "check_shape", "normalize_axes", "normalize_axis_index",
-           "reduced_shape", "canonical_shape",
-           "spec_dtype_shape", "register_array_type", "TRUSTED_SPEC_TYPES"]
+           "reduced_shape"]

@@ -1,0 +1,249 @@
+"""The runs an element-wise plan chooses, and the NumPy-backed 1-D loops they may call.
+
+A plan's run is one of two kinds (``ElementwiseSpec.make_run`` picks it, once per signature):
+
+* flat: the output C-contiguous and written plainly, every array operand C-contiguous with
+  the output's size or a single element, no input overlapping the output other than being
+  its very same view.  The run converts each operand as the plan said (array: as it is,
+  raveled, or cast; scalar: a 1-element array of the computation dtype, kept per value)
+  and calls the one 1-D loop the plan chose (serial or ``prange``; array-array,
+  array-scalar or scalar-array) -- nothing else;
+* general: broadcasting, strided or overlapping outputs, ADD_TO: operands cast, overlap
+  copied, ``np.nditer`` hands the same loops contiguous buffered chunks.
+
+Transcendental ops call NumPy.  Numba here has no SVML, so its exp/log/sin/... loops are
+scalar libm calls, while NumPy 2 ships SIMD loops for them: 3-30x faster per core
+(``bench/unary_ufuncs.py``).  For the (op, dtype) pairs in ``NUMPY_UNARY`` the 1-D "loop" is
+the ufunc with ``out=`` (sigmoid: four ufuncs in place), floating-point errors ignored as in
+the Numba loops; NumPy releases the GIL inside, so engine workers still run in parallel, and
+a large call is split over the cores by ``parallel.split_run``.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from . import elementwise_kernels as ek
+from .dtypes import check_scalar_fits
+from .outputs import detach_overlapping, single_output, write_with_req
+from .parallel import split_run, use_parallel
+from .plans import OpReq
+
+_CHUNK_ELEMENTS = 1 << 13  # nditer buffer: big enough to amortise the kernel call
+_CONSTANTS_LIMIT = 64  # converted scalar operands kept per plan and position
+_asarray = np.asarray
+
+
+# ------------------------------------------------------------------ the general driver
+
+def run_loops(loops: ek.LoopKernels, operands: list, out: np.ndarray) -> None:
+    """Fill ``out`` with f(*operands); operands already have the computation dtype."""
+    if out.size == 0:
+        return
+    if out.flags.c_contiguous and _run_contiguous(loops, operands, out):
+        return
+    iterator = np.nditer(
+        operands + [out],
+        flags=["external_loop", "buffered", "zerosize_ok", "grow_inner"],
+        op_flags=[["readonly", "contig", "aligned"]] * len(operands)
+        + [["writeonly", "contig", "aligned", "no_broadcast"]],
+        buffersize=_CHUNK_ELEMENTS,
+    )
+    with iterator:
+        for chunks in iterator:
+            loops.serial(*chunks)
+
+
+def _run_contiguous(loops, operands, out) -> bool:
+    flat_out = out.reshape(-1)
+    size = out.size
+    parallel = use_parallel(size)
+
+    def full(x):  # same element order as out: broadcasting only added size-1 axes
+        return x.size == size and x.flags.c_contiguous
+
+    if all(full(x) for x in operands):
+        kernel = loops.parallel if parallel else loops.serial
+        kernel(*[x.reshape(-1) for x in operands], flat_out)
+        return True
+    if len(operands) == 2:
+        x, y = operands
+        if full(x) and y.size == 1:
+            kernel = loops.parallel_array_scalar if parallel else loops.serial_array_scalar
+            kernel(x.reshape(-1), y.reshape(1), flat_out)
+            return True
+        if x.size == 1 and full(y):
+            kernel = loops.parallel_scalar_array if parallel else loops.serial_scalar_array
+            kernel(x.reshape(1), y.reshape(-1), flat_out)
+            return True
+    return False
+
+
+def as_operand(value, dtype: np.dtype, *, wrap_scalars=False) -> np.ndarray:
+    """An input as an array of the computation dtype (scalars become 0-d)."""
+    if isinstance(value, np.ndarray):
+        return value if value.dtype == dtype else value.astype(dtype)
+    if wrap_scalars:
+        return np.asarray(value).astype(dtype)  # C-style wrap, as np.where does
+    check_scalar_fits(value, dtype)
+    return np.asarray(value, dtype=dtype)
+
+
+def general_run(loops, computation, wrap_scalars, check_operands=None):
+    """The general run: casts, broadcasting, strided outputs, overlap copies, ADD_TO."""
+    def run(inputs, outputs, req, params):
+        out, r = single_output(outputs, req)
+        if r is OpReq.NULL:
+            return
+        operands = [as_operand(v, dt, wrap_scalars=wrap_scalars)
+                    for v, dt in zip(inputs, computation)]
+        if check_operands is not None:
+            check_operands(operands)
+        if r is not OpReq.ADD_TO:
+            operands = detach_overlapping(operands, [out])
+        write_with_req(out, r, lambda target: run_loops(loops, operands, target))
+    return run
+
+
+def nothing_run(inputs, outputs, req, params):
+    """An empty output, or nothing asked: there is nothing to compute."""
+
+
+# ------------------------------------------------------------------ the flat runs
+
+def _ravel(array):
+    return array.reshape(-1)
+
+
+def array_converter(dtype, cast: bool, ravel: bool):
+    """The flat run's conversion of one array operand (None: passed as it is)."""
+    if cast:
+        return lambda array: array.astype(dtype).reshape(-1)  # a C-contiguous copy
+    return _ravel if ravel else None
+
+
+def scalar_converter(dtype, wrap: bool):
+    """The flat run's conversion of one scalar operand: a 1-element array of ``dtype``,
+    converted as ``as_operand`` does (the plan's check already refused what NumPy refuses)
+    and kept per value (never for 0.0 / -0.0, which compare equal but differ)."""
+    constants = {}
+
+    def convert(value):
+        operand = constants.get(value)
+        if operand is None:
+            if wrap:
+                operand = _asarray(value).astype(dtype).reshape(1)
+            else:
+                operand = _asarray(value, dtype=dtype).reshape(1)
+            if value and len(constants) < _CONSTANTS_LIMIT:  # (left writeable: Numba
+                constants[value] = operand  # compiles a loop of its own for read-only arrays)
+        return operand
+    return convert
+
+
+def flat_run(loop, converters, ravel_out: bool):
+    """The flat run: convert the operands as planned, call the one loop planned."""
+    if len(converters) == 1:
+        (convert,) = converters
+
+        def run(inputs, outputs, req, params):
+            x = inputs[0]
+            out = outputs[0]
+            if convert is not None:
+                x = convert(x)
+            if ravel_out:
+                out = out.reshape(-1)
+            loop(x, out)
+    elif len(converters) == 2:
+        convert_x, convert_y = converters
+
+        def run(inputs, outputs, req, params):
+            x, y = inputs
+            out = outputs[0]
+            if convert_x is not None:
+                x = convert_x(x)
+            if convert_y is not None:
+                y = convert_y(y)
+            if ravel_out:
+                out = out.reshape(-1)
+            loop(x, y, out)
+    else:
+        def run(inputs, outputs, req, params):
+            out = outputs[0]
+            if ravel_out:
+                out = out.reshape(-1)
+            loop(*[v if c is None else c(v) for c, v in zip(converters, inputs)], out)
+    return run
+
+
+# ------------------------------------------------------- loops that call NumPy
+
+try:  # what np.errstate(all="ignore") sets, without rebuilding it on every call
+    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+    _IGNORE_FP_ERRORS = _make_extobj(all="ignore")
+except Exception:  # noqa: BLE001 - private NumPy API: fall back to the public one
+    _extobj_contextvar = None
+
+
+def quiet_call(fn, *args, out):
+    """``fn(*args, out=out)`` with NumPy floating-point errors ignored (as our Numba loops
+    ignore them), whatever np.seterr / np.errstate the calling thread has."""
+    if _extobj_contextvar is None:
+        with np.errstate(all="ignore"):
+            fn(*args, out=out)
+        return
+    token = _extobj_contextvar.set(_IGNORE_FP_ERRORS)
+    try:
+        fn(*args, out=out)
+    finally:
+        _extobj_contextvar.reset(token)
+
+
+def numpy_loops(fn: Callable) -> ek.LoopKernels:
+    """Unary 1-D loops that run ``fn(x, out=out)`` quietly (split over the cores in parallel)."""
+    def serial(x, out):
+        quiet_call(fn, x, out=out)
+
+    def parallel(x, out):
+        split_run(serial, (x, out))
+
+    return ek.LoopKernels(serial, parallel)
+
+
+def numpy_unary_loops(fn: Callable, dtypes, fallback: ek.LoopKernels) -> ek.LoopKernels:
+    """Unary 1-D loops for any dtype: ``fn`` (``numpy_loops``) when ``x`` and ``out`` both
+    have a dtype in ``dtypes``, the ``fallback`` (Numba) loops otherwise."""
+    dtypes = frozenset(np.dtype(d) for d in dtypes)
+    numpy = numpy_loops(fn)
+
+    def pick(x, out):
+        return numpy if out.dtype in dtypes and x.dtype == out.dtype else fallback
+
+    return ek.LoopKernels(lambda x, out: pick(x, out).serial(x, out),
+                          lambda x, out: pick(x, out).parallel(x, out))
+
+
+def _sigmoid_loop(x, out):
+    """1 / (1 + exp(-x)) in x's dtype, the Numba scalar's steps in the same order."""
+    one = out.dtype.type(1)
+    np.negative(x, out=out)
+    np.exp(out, out=out)
+    np.add(one, out, out=out)
+    np.divide(one, out, out=out)
+
+
+F32_F64 = (np.dtype(np.float32), np.dtype(np.float64))
+
+# op -> (NumPy 1-D loop, called as f(x, out=out); the dtypes it runs for): where NumPy's
+# loop beats our Numba loop per core (bench/unary_ufuncs.py, 4M elements, Numba / NumPy):
+# float32: exp 4x, log 7x, log1p 25x, expm1 30x, sin 14x, cos 10x, tan 30x, tanh 40x,
+# arcsin/arccos 20x, arctan 30x, sigmoid 3x; float64: 4-11x, sigmoid 3x (sin/cos float64
+# are a tie, and NumPy's results are NumPy's bit for bit).  sqrt, relu, square, abs,
+# negative: Numba is as fast or faster.
+NUMPY_UNARY = {
+    **{name: (getattr(np, name), F32_F64)
+       for name in ("exp", "log", "log1p", "expm1", "sin", "cos", "tan", "tanh", "arcsin",
+                    "arccos", "arctan")},
+    "sigmoid": (lambda x, out: _sigmoid_loop(x, out), F32_F64),
+}

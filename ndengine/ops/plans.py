@@ -1,0 +1,178 @@
+"""Plans: each op is decided once per call signature, and the decision is carried to the run.
+
+The pattern is CuPy's ufunc call (``cupy/_core/_kernel.pyx``): a memo keyed by the call's
+signature.  ``Operator.plan`` looks the signature up; on a miss the op's general inference
+runs once and records a ``Plan``:
+
+* ``outputs``: the (shape, dtype) of every output;
+* ``check(inputs, params)``: the value checks that stay per call, or None (a weak Python int
+  against the array dtype it meets raises NumPy's OverflowError on every call, hit or miss);
+* ``run(inputs, outputs, req, params)``: the exact kernel to run, loops and operand
+  conversions chosen (the worker runs it and decides nothing).
+
+The signature (``signature``) is a flat tuple.  Each input adds its key parts:
+
+* an array spec: ``dtype, shape, layout``; layout is None for C-contiguous data, else the
+  byte strides (NumPy arrays: None when ``flags.c_contiguous``; other array types may pass
+  their strides whenever they have them: equal strides and shape mean equal contiguity);
+* a Python scalar or a NumPy scalar: its type, when the op keys scalars by type
+  (``Operator.scalars_by_type``: the element-wise ops, whose checks cover the values), else
+  ``(type, value)``;
+
+then the params' key (``param_key``) and the write target's key (``target_key``: None for
+fresh C-contiguous outputs written with WRITE_TO / WRITE_INPLACE).  Callers with array types
+of their own (the NDArray layer) build the same tuple from their own attributes.  A key
+that cannot be hashed (an index array in the params) gets a plan built the same way but not
+kept.  The memo is a plain dict, bounded (cleared when full); CPython's dict get and set are
+atomic, so the hit path takes no lock (two threads missing at once both build equal plans).
+"""
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+from .dtypes import SUPPORTED_DTYPES, is_array_spec
+
+__all__ = ["OpReq", "Plan", "PLAN_MEMO_LIMIT", "signature", "param_key", "target_key", "input_key",
+           "is_c_contiguous", "numpy_aliases", "SCALAR_TYPES", "NUMPY_SCALAR_TYPES"]
+
+
+
+class OpReq(enum.Enum):
+    """How a kernel writes one output (MXNet's OpReqType)."""
+    NULL = 0           # write nothing
+    WRITE_TO = 1       # overwrite the output buffer
+    WRITE_INPLACE = 2  # overwrite; the buffer is shared with an input
+    ADD_TO = 3         # out += result
+
+
+PLAN_MEMO_LIMIT = 4096  # plans kept per operator and device; the memo is cleared when full
+
+SCALAR_TYPES = frozenset((bool, int, float))
+# NumPy scalars of the supported dtypes: strong 0-d operands, keyed by their type
+NUMPY_SCALAR_TYPES = frozenset(d.type for d in SUPPORTED_DTYPES)
+_KEY_BY_TYPE = SCALAR_TYPES | NUMPY_SCALAR_TYPES | {type(None)}
+_PLAIN_REQS = (OpReq.WRITE_TO, OpReq.WRITE_INPLACE)
+
+try:  # the C function behind np.may_share_memory, without its dispatch layer: half the cost
+    from numpy._core._multiarray_umath import may_share_memory as _may_share_memory
+except ImportError:  # pragma: no cover - another NumPy layout
+    _may_share_memory = np.may_share_memory
+
+# alias codes, per input, of a given write target
+NO_ALIAS, SAME_VIEW, OVERLAP = 0, 1, 2
+
+
+class Plan:
+    """One call signature of one op, decided: outputs, per-call checks, the run."""
+
+    __slots__ = ("outputs", "check", "run")
+
+    def __init__(self, outputs, run, check=None):
+        self.outputs = tuple(outputs)  # ((shape, dtype), ...)
+        self.run = run                 # run(inputs, outputs, req, params)
+        self.check = check             # check(inputs, params) or None
+
+    def __repr__(self):
+        return f"<Plan outputs={list(self.outputs)} check={self.check is not None}>"
+
+
+def input_key(value, scalars_by_type: bool) -> tuple:
+    """The key parts of one input (see the module docstring)."""
+    kind = type(value)
+    if kind in _KEY_BY_TYPE:
+        return (kind,) if scalars_by_type else ((kind, value),)
+    if kind is np.ndarray:
+        return value.dtype, value.shape, None if value.flags.c_contiguous else value.strides
+    if is_array_spec(value):
+        shape = value.shape
+        if type(shape) is not tuple:
+            shape = tuple(shape)  # unhashable entries make the key unhashable: no memo
+        return value.dtype, shape, getattr(value, "strides", None)
+    return ((kind, value),)  # subclasses of the Python scalars, and anything else
+
+
+def param_key(params, value_params=(), unkeyed=()):
+    """The params' key: (name, type, value) per param, (name, type) for ``value_params``
+    that are scalars (their values are checked or used per call), nothing for ``unkeyed``."""
+    if not params:
+        return None
+    parts = []
+    for name, value in params.items():
+        if name in unkeyed:
+            continue
+        kind = type(value)
+        if name in value_params and kind in _KEY_BY_TYPE:
+            parts.append((name, kind))
+        else:
+            parts.append((name, kind, value))
+    return tuple(parts)
+
+
+def target_key(target, aliases, req):
+    """The write target's key: None for fresh C-contiguous outputs written plainly."""
+    code = None if req is None or req in _PLAIN_REQS else OpReq(req)
+    if target is None:
+        return None if code is None else (code,)
+    if type(target) is np.ndarray:
+        shape, layout = target.shape, None if target.flags.c_contiguous else target.strides
+    else:
+        shape, layout = tuple(target.shape), getattr(target, "strides", None)
+    return target.dtype, shape, layout, tuple(aliases) if aliases else None, code
+
+
+def signature(op, inputs, params, target=None, aliases=None, req=None) -> tuple:
+    """``op``'s memo key for this call (see the module docstring)."""
+    parts = []
+    by_type = op.scalars_by_type
+    for value in inputs:
+        kind = type(value)
+        if kind is np.ndarray:  # input_key's commonest cases, inline
+            parts.append(value.dtype)
+            parts.append(value.shape)
+            parts.append(None if value.flags.c_contiguous else value.strides)
+        elif kind in _KEY_BY_TYPE:
+            parts.append(kind if by_type else (kind, value))
+        else:
+            parts.extend(input_key(value, by_type))
+    parts.append(param_key(params, op.value_params, op.unkeyed_params) if params else None)
+    parts.append(None if target is None and req is None else target_key(target, aliases, req))
+    return tuple(parts)
+
+
+def is_c_contiguous(spec) -> bool:
+    """Whether an array spec's data is C-contiguous (NumPy's rule: dims of length 1 do not
+    count, an empty array is contiguous); specs without strides are taken as C-contiguous."""
+    if type(spec) is np.ndarray:
+        return spec.flags.c_contiguous
+    strides = getattr(spec, "strides", None)
+    if strides is None or isinstance(spec, np.generic):
+        return True
+    shape = tuple(spec.shape)
+    if 0 in shape:
+        return True
+    step = np.dtype(spec.dtype).itemsize
+    for n, stride in zip(reversed(shape), reversed(tuple(strides))):
+        if n != 1:
+            if stride != step:
+                return False
+            step *= n
+    return True
+
+
+def numpy_aliases(inputs, out) -> tuple | None:
+    """Alias codes of NumPy inputs against the NumPy ``out`` (None: no input aliases it)."""
+    codes = []
+    for value in inputs:
+        if value is out:
+            codes.append(SAME_VIEW)
+        elif type(value) is not np.ndarray or not _may_share_memory(value, out):
+            codes.append(NO_ALIAS)
+        elif (value.__array_interface__["data"][0] == out.__array_interface__["data"][0]
+              and value.shape == out.shape and value.strides == out.strides
+              and value.dtype == out.dtype):
+            codes.append(SAME_VIEW)
+        else:
+            codes.append(OVERLAP)
+    return tuple(codes) if any(codes) else None
