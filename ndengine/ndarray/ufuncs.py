@@ -52,9 +52,12 @@ def check_out(out, ctx, name):
 def ufunc_out_operands(op, operands, params, out):
     """Operands whose result has ``out``'s shape: NumPy broadcasts a ufunc's inputs to its
     output's shape (never the result into a smaller out)."""
-    [(shape, _)] = op.infer(*operands, **params)
+    [(shape, dtype)] = op.infer(*operands, **params)
     if shape == out.shape:
         return operands
+    if not np.can_cast(dtype, out.dtype, "same_kind"):  # NumPy checks the cast first
+        raise TypeError(f"Cannot cast ufunc '{op.name}' output from {dtype!r} to "
+                        f"{out.dtype!r} with casting rule 'same_kind'")
     try:
         full = broadcast_shapes(shape, out.shape)
     except ValueError:

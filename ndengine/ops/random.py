@@ -85,7 +85,10 @@ def infer_randint(*order, low, high=None, shape=(), dtype=np.int64, generator=No
 def _random_infer_key(inputs, params):
     """Memo key of a draw's infer (ops.registry): every parameter but the generator, which
     changes nothing in the result. An unhashable one (a list) means no memo."""
-    return tuple(sorted((k, v) for k, v in params.items() if k != "generator"))
+    # type and repr too: 2.0 == 2, True == 1 and -0.0 == 0.0 are different parameters to
+    # NumPy (a float size is refused, a negative zero scale is "scale < 0")
+    return tuple(sorted((k, type(v).__name__, repr(v), v) for k, v in params.items()
+                        if k != "generator"))
 
 
 def infer_order(*order, **_):
