@@ -526,7 +526,9 @@ class NDArray(_RawArray):
             invoke(ops.get("copy"), [value], {"shape": target.shape, "dtype": target.dtype},
                    out=target, overwrites=(chunk.var,) if whole else ())
         else:
-            if (type(key) is np.ndarray and key.dtype == np.bool_ and key.shape == self.shape
+            mask = key if type(key) is np.ndarray else (
+                np.asarray(key) if isinstance(key, (bool, np.bool_)) else None)
+            if (mask is not None and mask.dtype == np.bool_ and mask.shape == self.shape
                     and isinstance(value, NDArray) and len(value.shape) > 1):
                 raise TypeError(f"NumPy boolean array indexing assignment requires a 0 or "
                                 f"1-dimensional input, input has {len(value.shape)} dimensions")

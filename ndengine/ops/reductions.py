@@ -76,6 +76,9 @@ class Reduction:
 
     def axes(self, x, axis):
         ndim = len(shape_of(x))
+        if (axis is not None and type(axis) is not int and type(axis) is not tuple
+                and not isinstance(axis, (bool, np.bool_)) and hasattr(axis, "__index__")):
+            axis = operator.index(axis)  # np.int64(0), a 0-d integer array: an int axis
         if self.name in _ARG_REDUCTIONS and axis is not None and not isinstance(axis, (int, np.integer)):
             try:  # NumPy takes anything with __index__ (a 0-d integer array)
                 axis = operator.index(axis)
