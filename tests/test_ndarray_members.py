@@ -166,7 +166,9 @@ def test_scalar_conversions():
     x = nd.array([2.5])
     assert x.item() == 2.5 and isinstance(x.item(), float)
     assert x.asscalar() == 2.5
-    assert float(x) == 2.5 and int(x) == 2
+    assert float(x[0]) == 2.5 and int(x[0]) == 2
+    with pytest.raises(TypeError, match="0-dimensional"):  # NumPy 2.4: size 1 is not enough
+        float(x)
     assert bool(nd.array([1])) is True and bool(nd.array(0)) is False
     assert isinstance(nd.array(np.int32(3)).item(), int)
     assert nd.array([[1, 2], [3, 4]]).tolist() == [[1, 2], [3, 4]]
@@ -320,8 +322,8 @@ def test_reshape_copy_when_not_contiguous():
     run_xp(lambda xp: xp.array(a)[:, ::2].reshape(-1))
     with pytest.raises(ValueError):
         x.reshape(5)
-    with pytest.raises(TypeError):
-        x.reshape(12, order="F")
+    run_xp(lambda xp: xp.array(a).reshape(12, order="F"))  # a copy in Fortran order
+    run_xp(lambda xp: xp.array(a).T.reshape((2, 6), order="F"))  # a view
 
 
 def test_transpose_flatten_squeeze_expand_dims():
@@ -374,7 +376,7 @@ def test_setitem_errors():
     x = nd.zeros((2, 3))
     with pytest.raises(ValueError):
         x[0] = nd.ones(4)
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError):  # NumPy's: could not convert string to float
         x[0] = "abc"
     with pytest.raises(TypeError):
         x[0] = object()

@@ -5,6 +5,7 @@ import os
 import pickle
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -115,3 +116,99 @@ def test_good_limit_reaches_the_pools():
                    NDENGINE_POOL_LIMIT_MB="0.125")  # 128 KiB: the 256 KiB buffer is released
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["0"]
+
+
+# ---------------------------------------------------------------- frees from the cyclic GC
+def _in_thread(body, timeout=30):
+    """Run body in a daemon thread; a hang (the old self-deadlock) fails instead of hanging."""
+    errors = []
+
+    def run():
+        try:
+            body()
+        except BaseException as exc:  # noqa: B902 - reported by the test
+            errors.append(exc)
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    assert not thread.is_alive(), "the pool deadlocked on its own lock"
+    if errors:
+        raise errors[0]
+
+
+class _CollectingDict(dict):
+    """A pool's ``free`` whose first lookup runs the cyclic GC: a collection at an allocation
+    inside a locked section, made deterministic."""
+
+    collected = 0
+
+    def get(self, *args):
+        if not self.collected:
+            self.collected = 1
+            gc.collect()
+        return super().get(*args)
+
+
+class _Garbage:
+    """A reference cycle whose collection frees a buffer, as Chunk.__del__ does."""
+
+    def __init__(self, free):
+        self.free = free
+        self.cycle = self
+
+    def __del__(self):
+        self.free()
+
+
+def _gc_free_inside(pool, section):
+    """Run section() with a cycle pending that frees a pool buffer when collected, and a
+    collection inside the section's first locked lookup; return the buffer."""
+    victim = pool.alloc(3000)  # the 4 KiB bucket
+    freed = []
+    _Garbage(lambda: (freed.append(pool.lock.locked()), pool.give_back(victim)))
+    pool.free = _CollectingDict(pool.free)
+    _in_thread(section)
+    assert freed == [True], "the collection did not free inside the locked section"
+    return victim
+
+
+def test_gc_free_inside_give_back_does_not_deadlock():
+    pool = DevicePool(cpu(0), limit=1 << 30)
+    other = pool.alloc(100)
+    victim = _gc_free_inside(pool, lambda: pool.give_back(other))
+    assert pool.deferred == [victim]  # not pooled yet: the next locked section pools it
+    assert pool.stats() == dict(ZERO, bytes_pooled=128 + 4096, allocs=2)
+    assert not pool.deferred and pool.owner is None
+    assert pool.alloc(3000) is victim and pool.alloc(100) is other
+
+
+def test_gc_free_inside_alloc_is_pooled_by_the_next_section():
+    pool = DevicePool(cpu(0), limit=1 << 30)
+    victim = _gc_free_inside(pool, lambda: pool.alloc(100))
+    assert pool.alloc(3000) is victim  # this alloc drained the deferred free first
+    assert pool.stats() == dict(ZERO, bytes_in_use=128 + 4096, allocs=2, reuses=1)
+
+
+def test_gc_free_of_an_array_inside_allocation_does_not_deadlock(nd_engine):
+    """The path through NDArray: a cycle holding an array is collected while a worker (or
+    this thread) allocates the next array's memory under the pool's lock."""
+    ctx = cpu(7)
+    pool = storage._pool(ctx)
+    gc.collect()
+    nd.waitall()
+    before = storage.stats(ctx)["bytes_in_use"]
+
+    def section():
+        garbage = _Garbage(lambda: None)
+        garbage.array = nd.ones(1000, ctx=ctx)  # 8000 bytes, freed by the collection
+        garbage.array.wait_to_read()
+        del garbage
+        pool.free = _CollectingDict(pool.free)
+        nd.ones(10, ctx=ctx).wait_to_read()  # its allocation collects the cycle
+        assert pool.free.collected
+        nd.waitall()
+    _in_thread(section)
+    gc.collect()
+    nd.waitall()
+    assert pool.owner is None
+    assert storage.stats(ctx)["bytes_in_use"] == before

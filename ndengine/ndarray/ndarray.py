@@ -285,13 +285,18 @@ class NDArray(_RawArray):
         return bool(self.item())
 
     def __float__(self):
-        return float(self.item())
+        return float(self._scalar())
 
     def __int__(self):
-        return int(self.item())
+        return int(self._scalar())
+
+    def _scalar(self):
+        if self.shape:  # NumPy 2.4: size 1 is not enough
+            raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
+        return self.item()
 
     def __index__(self):
-        if self.dtype.kind not in "iub" or self.size != 1:
+        if self.dtype.kind not in "iu" or self.shape:  # a bool array is no index (NumPy)
             raise TypeError("only integer scalar arrays can be converted to a scalar index")
         return int(self.item())
 
@@ -388,26 +393,49 @@ class NDArray(_RawArray):
             offset = 0  # NumPy's offset may point past the end of the (empty) buffer
         return self._view_of(fake_view.shape, offset, fake_view.strides)
 
-    def reshape(self, *shape, **kwargs):
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = tuple(shape[0])
-        shape = kwargs.pop("shape", shape)
+    def reshape(self, *shape, order="C", copy=None, **kwargs):
+        """NumPy's ``a.reshape(*shape, order='C', copy=None)``: a view where the geometry
+        allows, else a copy (``copy=False`` raises there, ``copy=True`` always copies)."""
+        if "shape" in kwargs:
+            if shape:
+                raise TypeError("You cannot specify 'newshape' and 'shape' arguments at the "
+                                "same time.")
+            shape = (kwargs.pop("shape"),)
         if kwargs:
-            raise TypeError(f"reshape got unexpected arguments {sorted(kwargs)}")
+            raise TypeError(f"reshape() got an unexpected keyword argument "
+                            f"'{next(iter(kwargs))}'")
+        if not shape:
+            raise TypeError("reshape() takes exactly 1 argument (0 given)")
         fake, base = self._fake()
-        try:
-            view = fake.reshape(shape, copy=False)  # never copies (no data is touched)
+        if len(shape) == 1:
+            shape = shape[0]
+            if shape is None:  # NumPy: the same shape; a bad order name still raises
+                np.empty(0).ravel(order=order)
+                return self._view_like(fake, base)
+        try:  # NumPy checks the order, the shape and whether a view is possible
+            view = fake.reshape(shape, order=order, copy=False)  # never touches data
         except ValueError as exc:
-            if "copy" not in str(exc):
+            if "copy" not in str(exc) or copy is False:
                 raise  # e.g. "cannot reshape array of size 6 into shape (4,)"
-            return self.copy().reshape(shape)
-        return self._view_like(view, base)
+            view = None
+        if view is not None and not copy:
+            return self._view_like(view, base)
+        # a copy: C order through a contiguous copy, F order as the transposed C reshape
+        size_only = np.lib.stride_tricks.as_strided(np.empty(1, np.uint8), self.shape,
+                                                    _c_strides(self.shape, 1))
+        new_shape = size_only.reshape(shape).shape
+        if order == "F" or (order == "A" and fake.flags.f_contiguous
+                            and not fake.flags.c_contiguous):
+            return self.transpose().copy().reshape(new_shape[::-1]).transpose()
+        return self.copy().reshape(new_shape)
 
     def transpose(self, *axes):
-        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
-            axes = axes[0]
+        if not axes:
+            axes = None
+        elif len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]  # transpose(()) is NumPy's "axes don't match array" (ndim > 0)
         fake, base = self._fake()
-        return self._view_like(fake.transpose(axes or None), base)
+        return self._view_like(fake.transpose(axes), base)
 
     def flatten(self):
         return self.copy().reshape(-1)  # always a copy, as in NumPy
@@ -436,6 +464,8 @@ class NDArray(_RawArray):
 
     def __setitem__(self, key, value):
         key = _normalize_key(key)
+        basic = _is_basic_key(key)
+        target = self._basic_view(key) if basic else None  # NumPy checks the key first
         kind = type(value)
         if kind is NDArray:
             if value._chunk.ctx is not self._chunk.ctx:
@@ -447,12 +477,13 @@ class NDArray(_RawArray):
                 value = bool(value)  # NumPy takes any scalar's truth, however big
             else:
                 check_scalar_into(value, self.dtype)  # NumPy's errors: NaN into int, ...
-        basic = _is_basic_key(key)
         if basic and isinstance(value, np.generic):
             check_scalar_into(value, self.dtype)  # an advanced key casts NumPy scalars quietly
+        elif kind is not NDArray and kind not in _SCALARS and not isinstance(
+                value, (np.ndarray, np.generic)):
+            value = self._converted_value(key, value, target)
         value = _as_operand(value, self.context)
         if basic:
-            target = self._basic_view(key)
             if not isinstance(value, NDArray) and not isinstance(value, _SCALARS):
                 raise TypeError(f"cannot assign {type(value).__name__} to an NDArray")
             if type(value) is NDArray and len(value.shape) > len(target.shape):
@@ -466,7 +497,29 @@ class NDArray(_RawArray):
             invoke(ops.get("copy"), [value], {"shape": target.shape, "dtype": target.dtype},
                    out=target, overwrites=(chunk.var,) if whole else ())
         else:
+            mask = key if type(key) is np.ndarray else (
+                np.asarray(key) if isinstance(key, (bool, np.bool_)) else None)
+            if (mask is not None and mask.dtype == np.bool_ and mask.shape == self.shape
+                    and isinstance(value, NDArray) and len(value.shape) > 1):
+                raise TypeError(f"NumPy boolean array indexing assignment requires a 0 or "
+                                f"1-dimensional input, input has {len(value.shape)} dimensions")
             invoke(ops.get("assign_index"), [self, value], {"key": key}, out=self)
+
+    def _converted_value(self, key, value, target):
+        """A list, tuple, string, None, ... value converted as NumPy converts it for ``x[key] =``:
+        straight into x's dtype, so -2 into uint8 is OverflowError and NaN into int ValueError
+        (not the wrapped values of an int64 array cast later)."""
+        if target is None:  # an advanced key
+            return np.asarray(value, dtype=self.dtype)
+        # NumPy's own assignment into a target of the view's shape gives its exact errors (too
+        # many dimensions, sequences into one element); zero strides: no memory is used
+        shape = target.shape
+        probe = np.lib.stride_tricks.as_strided(np.empty(1, self.dtype), shape, (0,) * len(shape))
+        if shape or not _is_element_key(key):
+            probe[...] = value
+            return np.asarray(value, dtype=self.dtype)
+        probe[()] = value  # one element: NumPy's scalar conversion (a bool takes [-2] as True)
+        return probe.copy()
 
 
 def _unpickle(values):
@@ -510,17 +563,26 @@ def _normalize_key(key):
                 return tuple(_frozen_index(part) for part in key)
         return key
     if kind is list:
-        return np.array(key)  # NumPy treats a list key as one index array
+        return _list_index(key)  # NumPy treats a list key as one index array
     return _frozen_index(key)
+
+
+def _list_index(part):
+    index = np.array(part)
+    if index.size == 0 and index.dtype == np.float64:
+        return index.astype(np.intp)  # an empty list is an empty integer index (NumPy)
+    return index
 
 
 def _frozen_index(part):
     if isinstance(part, NDArray):
-        return part.asnumpy()  # a fresh copy
-    if isinstance(part, np.ndarray):
-        return part.copy()
-    if isinstance(part, list):
-        return np.array(part)
+        part = part.asnumpy()  # a fresh copy
+    elif isinstance(part, np.ndarray):
+        part = part.copy()
+    else:
+        return _list_index(part) if isinstance(part, list) else part
+    if not part.ndim and part.dtype.kind in "iu":
+        return int(part)  # a 0-d integer array indexes as an integer (NumPy)
     return part
 
 
@@ -659,6 +721,14 @@ def _aliases(inputs, out):
     return None if codes is None else tuple(codes)
 
 
+_UFUNC_KINDS = ("unary", "binary")
+
+
+def _wrong_out_shape(op, shape, out):
+    raise ValueError(f"{op.name}: result of shape {shape} cannot be written into an array "
+                     f"of shape {out.shape}")
+
+
 def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_writes=(),
            overwrites=()):
     """Push ``op`` on ``inputs`` (NDArrays, Python scalars, NumPy scalars); return the outputs.
@@ -738,14 +808,16 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
             req = _WRITE_TO * len(outputs)
     else:
         shape, dtype = plan.outputs[0]
-        if dtype != out.dtype:  # NumPy checks the cast before the shape
+        # NumPy's order: a ufunc checks the cast before the shape, other functions after
+        if shape != out.shape and op.kind not in _UFUNC_KINDS:
+            _wrong_out_shape(op, shape, out)
+        if dtype != out.dtype:
             if not np.can_cast(dtype, out.dtype, "same_kind"):
                 raise TypeError(f"{op.name}: cannot cast the result from {dtype} to "
                                 f"{out.dtype} in place (NumPy's same_kind rule)")
             cast_into = [dtype]
         if shape != out.shape:
-            raise ValueError(f"{op.name}: result of shape {shape} cannot be written into "
-                             f"an array of shape {out.shape}")
+            _wrong_out_shape(op, shape, out)
         if cast_into is not None:  # the run writes fresh temporaries, then casts
             plan = op.plan(inputs, params, key=key[:-1] + (None,), device=device)
         req = _WRITE_INPLACE if any(x is out for x in inputs) else _WRITE_TO

@@ -7,6 +7,7 @@ keyword raises Python's own TypeError, as NumPy's do. ``out=`` is a pushed write
 NDArray (``invoke(..., out=)``) and the function returns it, as NumPy does.
 """
 import inspect
+import operator
 
 import numpy as np
 
@@ -176,11 +177,20 @@ def _call_ufunc(op, args):
 
 def _call_reduction(op, args):
     a, out, dtype = args.pop("a"), args.pop("out"), args.pop("dtype", None)
+    if type(out) is tuple:  # NumPy's reductions take an array only (ufuncs take a tuple)
+        raise TypeError("return arrays must be of ArrayType")
     params = dict(args)  # axis, keepdims (, ddof)
     if dtype is not None:
         params["dtype"] = ops.check_dtype(dtype)
     out = output_array(out, op.name)
     if out is not None:
+        if isinstance(a, NDArray):
+            [(shape, _)] = op.infer(a, **params)  # NumPy checks out's shape before its dtype
+            if shape != out.shape:
+                raise ValueError(f"output array does not match result of np.{op.name}."
+                                 if op.name in ("argmax", "argmin") else
+                                 f"{op.name}: output of shape {out.shape}, the reduction "
+                                 f"gives {shape}")
         params["out_dtype"] = out.dtype  # NumPy writes (and may accumulate) in out's dtype
     return _apply(op, [a], params, out, as_arrays=True)
 
@@ -217,6 +227,10 @@ def _c_strides(shape, itemsize):
 
 def _call_sequence(op, args):  # concatenate, stack
     arrays = args.get("arrays")
+    if type(args["out"]) is tuple:
+        raise TypeError("'out' must be an array")
+    if op.name == "concatenate" and isinstance(args["axis"], (bool, np.bool_)):
+        raise TypeError("an integer is required for the axis")
     return _apply(op, tuple(arrays), {"axis": args["axis"]}, args["out"], as_arrays=True)
 
 
@@ -225,8 +239,22 @@ def _call_split(op, args):
     ctx = _context_of((ary,))
     ary = ary if isinstance(ary, NDArray) else _as_operand(np.asarray(ary), ctx)
     cuts = args["indices_or_sections"]
-    if not isinstance(cuts, (int, np.integer)):  # read at the call
-        cuts = tuple(int(i) for i in (cuts.asnumpy() if isinstance(cuts, NDArray) else cuts))
+    if isinstance(cuts, NDArray):
+        cuts = cuts.asnumpy()  # read at the call
+    if not hasattr(cuts, "__len__"):  # numpy.split: N % sections, then int(sections)
+        if cuts == 0:
+            raise ZeroDivisionError("integer modulo by zero")
+        if not isinstance(cuts, (int, np.integer)):
+            try:
+                count = ary.shape[operator.index(args["axis"])]
+            except (TypeError, IndexError):
+                count = None  # a bad axis: the op's infer raises NumPy's error below
+            if count is not None:
+                if count % cuts:
+                    raise ValueError("array split does not result in an equal division")
+                cuts = int(cuts)
+    else:  # indices: slice bounds, so NumPy's TypeError for strings and floats
+        cuts = tuple(operator.index(i) for i in cuts)
     op.infer(ary, indices_or_sections=cuts, axis=args["axis"])  # NumPy's errors, at the call
     # The pieces are views of ary, as NumPy's are: writes to one show in the other.
     axis = args["axis"] % ary.ndim
@@ -252,7 +280,8 @@ def _call_clip(op, args):
         raise ValueError("Passing `min` or `max` keyword argument when `a_min` and `a_max` "
                          "are provided is forbidden.")
     a, out, dtype = args["a"], args["out"], args["dtype"]
-    if dtype is None and _scalar_bound(a_min) and _scalar_bound(a_max):
+    if (dtype is None and _scalar_bound(a_min) and _scalar_bound(a_max)
+            and not _no_bound(a, a_min, a_max)):
         return _apply(op, [a], {"a_min": a_min, "a_max": a_max}, out, as_arrays=True,
                       broadcast_out=True)
     # Array bounds (or dtype=): numpy/_core/_methods.py::_clip, on our ops
@@ -274,6 +303,15 @@ def _call_clip(op, args):
         name, arrays = "clip_arrays", [a, a_min, a_max]
     params = {} if dtype is None else {"dtype": ops.check_dtype(dtype)}
     return _apply(ops.get(name), arrays, params, out, broadcast_out=True)
+
+
+def _no_bound(a, a_min, a_max):
+    """Whether a Python int bound is beyond an int array's range (no bound at all, below)."""
+    dtype = getattr(a, "dtype", None)
+    if dtype is None or dtype.kind not in "iu":
+        return False
+    info = np.iinfo(dtype)
+    return type(a_min) is int and a_min <= info.min or type(a_max) is int and a_max >= info.max
 
 
 def _scalar_bound(bound):

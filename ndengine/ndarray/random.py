@@ -90,6 +90,8 @@ def seed(seed_value, ctx="all"):
 
 
 def _draw(op_name, params, shape, dtype, ctx):
+    if shape is None:  # NumPy's size=None: the parameters' broadcast shape (0-d for scalars)
+        shape = np.broadcast_shapes(*(np.shape(v) for v in params.values() if v is not None))
     ctx = current_context() if ctx is None else Context(ctx)
     state = _state(ctx)
     turn = state.turn
@@ -99,15 +101,17 @@ def _draw(op_name, params, shape, dtype, ctx):
     return out
 
 
-def uniform(low=0.0, high=1.0, shape=(), dtype=np.float64, ctx=None):
+def uniform(low=0.0, high=1.0, shape=None, dtype=np.float64, ctx=None):
     return _draw("random_uniform", {"low": low, "high": high}, shape, dtype, ctx)
 
 
-def normal(loc=0.0, scale=1.0, shape=(), dtype=np.float64, ctx=None):
+def normal(loc=0.0, scale=1.0, shape=None, dtype=np.float64, ctx=None):
     return _draw("random_normal", {"loc": loc, "scale": scale}, shape, dtype, ctx)
 
 
-def randint(low, high=None, shape=(), dtype=np.int64, ctx=None):
+def randint(low, high=None, shape=None, dtype=np.int64, ctx=None):
+    if isinstance(shape, (str, bytes)):  # Generator.integers multiplies the size's entries
+        raise TypeError(f"size must be a sequence of integers, not {type(shape).__name__}")
     return _draw("random_randint", {"low": low, "high": high}, shape, dtype, ctx)
 
 

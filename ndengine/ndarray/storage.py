@@ -30,13 +30,22 @@ State of a DevicePool (guarded by its lock)
     pooled        bytes held in ``free``.
     allocs, reuses, releases   counters: fresh allocations, requests served from the pool,
                                buffers given back to the system.
+    owner         the id of the thread inside a locked section, else None.
+    deferred      buffers freed by the thread that held the lock (appended without it).
 
-Fork: every lock here is re-created in a child process (os.register_at_fork), and the byte
-counts are recomputed there from ``free`` and ``owned``: a thread of the parent may have held a
-lock, or been between two updates, at the moment of the fork.
+Frees inside a locked section: the cyclic GC may run at any allocation, also while this
+thread holds the lock (inside alloc, say), and collect an array whose chunk frees its buffer
+here. The lock is not reentrant (a reentrant free would change ``free`` in the middle of the
+section), so such a free only appends to ``deferred``; every locked section starts by moving
+``deferred`` into the pool. A free that finds the lock held by another thread waits for it.
+
+Fork: every lock here is re-created in a child process (os.register_at_fork), ``owner`` is
+cleared, and the byte counts are recomputed there from ``free`` and ``owned``: a thread of the
+parent may have held a lock, or been between two updates, at the moment of the fork.
 """
 import os
 import threading
+from threading import get_ident
 
 import numpy as np
 
@@ -86,6 +95,8 @@ class DevicePool:
         self.ctx = ctx
         self.limit = limit
         self.lock = threading.Lock()
+        self.owner = None
+        self.deferred = []
         self.free = {}
         self.owned = {}
         self.held = 0
@@ -97,18 +108,29 @@ class DevicePool:
     def alloc(self, nbytes):
         size = bucket_size(nbytes)
         # ``with``, not acquire/try: a Ctrl-C between an acquire and its ``try`` would leave
-        # the lock held for ever, and every later alloc and free would hang.
+        # the lock held for ever, and every later alloc and free would hang. ``owner`` is set
+        # inside the ``try``, so the ``finally`` always clears it.
         with self.lock:
-            bucket = self.free.get(size)
-            if bucket:
-                self.pooled -= size
-                self.reuses += 1
-                return bucket.pop()
+            try:
+                self.owner = get_ident()
+                if self.deferred:
+                    self._drain()
+                bucket = self.free.get(size)
+                if bucket:
+                    self.pooled -= size
+                    self.reuses += 1
+                    return bucket.pop()
+            finally:
+                self.owner = None
         data = self._new(size)  # may raise MemoryError: then nothing was counted
         with self.lock:
-            self.owned[id(data)] = data
-            self.held += size
-            self.allocs += 1
+            try:
+                self.owner = get_ident()
+                self.owned[id(data)] = data
+                self.held += size
+                self.allocs += 1
+            finally:
+                self.owner = None
         return data
 
     def _new(self, size):
@@ -122,41 +144,77 @@ class DevicePool:
         return raw[start:start + size]
 
     def give_back(self, data):
+        if self.owner == get_ident():
+            # This thread is inside a locked section (the GC collected an array there):
+            # taking the lock again would hang for ever. The next section pools the buffer.
+            self.deferred.append(data)
+            return
         with self.lock:  # ``with``: see alloc
-            if self.owned.get(id(data)) is not data:
-                return  # not allocated by this pool: not ours to count or to hand out again
-            size = data.nbytes
-            bucket = self.free.get(size)
-            if bucket is None:
-                bucket = self.free[size] = []
-            bucket.append(data)
-            self.pooled += size
-            while self.pooled > self.limit:
-                largest = max(s for s, b in self.free.items() if b)
-                del self.owned[id(self.free[largest].pop())]
-                self.pooled -= largest
-                self.held -= largest
-                self.releases += 1
+            try:
+                self.owner = get_ident()
+                if self.deferred:
+                    self._drain()
+                self._pool_buffer(data)
+            finally:
+                self.owner = None
+
+    def _drain(self):
+        """Pool the buffers freed while this thread held the lock (lock held)."""
+        deferred = self.deferred
+        while deferred:  # a free during this loop appends again: the loop takes it too
+            self._pool_buffer(deferred.pop())
+
+    def _pool_buffer(self, data):
+        """Put a freed buffer in its bucket, releasing the largest beyond the limit (lock
+        held)."""
+        if self.owned.get(id(data)) is not data:
+            return  # not allocated by this pool: not ours to count or to hand out again
+        size = data.nbytes
+        bucket = self.free.get(size)
+        if bucket is None:
+            bucket = self.free[size] = []
+        bucket.append(data)
+        self.pooled += size
+        while self.pooled > self.limit:
+            largest = max(s for s, b in self.free.items() if b)
+            del self.owned[id(self.free[largest].pop())]
+            self.pooled -= largest
+            self.held -= largest
+            self.releases += 1
 
     def release_all(self):
         with self.lock:
-            for bucket in self.free.values():
-                for data in bucket:
-                    del self.owned[id(data)]
-                self.releases += len(bucket)
-            self.free.clear()
-            self.held -= self.pooled
-            self.pooled = 0
+            try:
+                self.owner = get_ident()
+                if self.deferred:
+                    self._drain()
+                for bucket in self.free.values():
+                    for data in bucket:
+                        del self.owned[id(data)]
+                    self.releases += len(bucket)
+                self.free.clear()
+                self.held -= self.pooled
+                self.pooled = 0
+            finally:
+                self.owner = None
 
     def stats(self):
         with self.lock:
-            return {"bytes_in_use": self.held - self.pooled, "bytes_pooled": self.pooled,
-                    "allocs": self.allocs, "reuses": self.reuses, "releases": self.releases}
+            try:
+                self.owner = get_ident()
+                if self.deferred:
+                    self._drain()
+                return {"bytes_in_use": self.held - self.pooled, "bytes_pooled": self.pooled,
+                        "allocs": self.allocs, "reuses": self.reuses,
+                        "releases": self.releases}
+            finally:
+                self.owner = None
 
     def _after_fork_in_child(self):
         # The parent's threads are gone: a lock one of them held stays held in the copy, and
         # one may have been between two updates of the counters. Recount from the containers.
         self.lock = threading.Lock()
+        self.owner = None  # the thread that held the lock is gone; ``deferred`` stays ours
         self.pooled = sum(size * len(bucket) for size, bucket in self.free.items())
         self.held = sum(data.nbytes for data in self.owned.values())
 

@@ -55,8 +55,8 @@ def ufunc_out_operands(op, operands, params, out):
     [(shape, dtype)] = op.infer(*operands, **params)
     if dtype != out.dtype and not np.can_cast(dtype, out.dtype, "same_kind"):
         # NumPy checks the cast before the shapes (invoke raises the same error)
-        raise TypeError(f"{op.name}: cannot cast the result from {dtype} to {out.dtype} in "
-                        f"place (NumPy's same_kind rule)")
+        raise TypeError(f"Cannot cast ufunc '{op.name}' output from {dtype!r} to "
+                        f"{out.dtype!r} with casting rule 'same_kind'")
     if shape == out.shape:
         return operands
     try:

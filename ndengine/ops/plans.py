@@ -106,8 +106,19 @@ def param_key(params, value_params=(), unkeyed=()):
         if name in value_params and kind in _KEY_BY_TYPE:
             parts.append((name, kind))
         else:
-            parts.append((name, kind, value))
+            parts.append((name, _exact(value)))
     return tuple(parts)
+
+
+def _exact(value):
+    """A key part that tells apart the values NumPy treats differently though they compare
+    equal: 2, 2.0 and True; -0.0 and 0.0; (2, 3) and (2, 3.0)."""
+    kind = type(value)
+    if kind is tuple or kind is list:
+        return kind, tuple(_exact(part) for part in value)
+    if kind is float:
+        return kind, repr(value)
+    return kind, value
 
 
 def target_key(target, aliases, req):

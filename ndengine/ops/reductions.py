@@ -9,6 +9,7 @@ the OpReq/overlap handling and empty-input behaviour without warnings.
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -53,8 +54,15 @@ class Reduction:
 
     def axes(self, x, axis):
         ndim = len(shape_of(x))
+        if (axis is not None and type(axis) is not int and type(axis) is not tuple
+                and not isinstance(axis, (bool, np.bool_)) and hasattr(axis, "__index__")):
+            axis = operator.index(axis)  # np.int64(0), a 0-d integer array: an int axis
         if self.name in _ARG_REDUCTIONS and axis is not None and not isinstance(axis, (int, np.integer)):
-            raise TypeError(f"{self.name} takes a single integer axis or None, got {axis!r}")
+            try:  # NumPy takes anything with __index__ (a 0-d integer array)
+                axis = operator.index(axis)
+            except TypeError:
+                raise TypeError(f"{self.name} takes a single integer axis or None, "
+                                f"got {axis!r}") from None
         if (ndim == 0 and type(axis) in (int, np.intp) and axis in (0, -1)
                 and self.name not in _STATISTICS):
             return ()  # NumPy's legacy rule: axis 0 or -1 of a 0-d array reduces nothing
@@ -75,6 +83,13 @@ class Reduction:
         return check_dtype(self.numpy_fn(stand_in, **kwargs).dtype)
 
     def infer(self, x, axis=None, keepdims=False, ddof=0, dtype=None, out_dtype=None):
+        if type(keepdims) is not bool and self.name not in _ARG_REDUCTIONS:
+            operator.index(keepdims)  # NumPy's TypeError for None, a string, a NumPy bool
+        if type(ddof) is not int and self.name in ("std", "var"):
+            np.subtract(0, ddof)  # NumPy's TypeError for None or a string, at the call
+        if self.name == "std" and out_dtype is not None and np.dtype(out_dtype).kind in "iub":
+            raise TypeError(f"Cannot cast ufunc 'sqrt' output from dtype('float64') to "
+                            f"{np.dtype(out_dtype)!r} with casting rule 'same_kind'")
         shape = shape_of(x)
         axes = self.axes(x, axis)
         count = math.prod(shape[a] for a in axes)
@@ -136,7 +151,8 @@ class Reduction:
 
         def compute(target):
             if empty and self.name in _STATISTICS:
-                target[...] = np.nan  # NumPy's answer, minus its RuntimeWarning
+                with np.errstate(invalid="ignore"):  # NumPy's answer, minus its warning,
+                    np.copyto(target, np.nan, casting="unsafe")  # cast as NumPy's into an int out
                 return
             if self.name in _ARG_REDUCTIONS:
                 target[...] = self.numpy_fn(x, axis=axis, keepdims=keepdims)
@@ -144,6 +160,12 @@ class Reduction:
             extra = {"ddof": ddof} if self.name in ("std", "var") else {}
             if dtype is not None:
                 extra["dtype"] = dtype
+            if extra and out_dtype is None and target.dtype.kind in "iub":
+                # std/var(dtype=int): NumPy computes in float and casts the result; its sqrt
+                # into an int out= would refuse (that case fails in infer, at the call)
+                np.copyto(target, self.numpy_fn(x, axis=None if axis is None else axes,
+                                                keepdims=keepdims, **extra), casting="unsafe")
+                return
             self.numpy_fn(x, axis=None if axis is None else axes, keepdims=keepdims,
                           out=target, **extra)
 

@@ -41,12 +41,15 @@ def check_shape(shape) -> tuple:
     try:
         dims = (operator.index(shape),)
     except TypeError:
-        if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
-            if isinstance(shape, (str, bytes)):
+        if isinstance(shape, str) or not hasattr(shape, "__iter__"):
+            if isinstance(shape, str):
                 raise TypeError(f"'{type(shape).__name__}' object cannot be interpreted as an "
                                 "integer") from None
             raise TypeError(f"expected a sequence of integers or a single integer, "
                             f"got '{shape}'") from None
+        # NumPy's rules for the entries: bools are refused, bytes are a sequence of ints
+        if any(isinstance(n, (bool, np.bool_)) for n in shape):
+            raise TypeError("an integer is required") from None
         dims = tuple(operator.index(n) for n in shape)
     if any(n < 0 for n in dims):
         raise ValueError("negative dimensions are not allowed")
@@ -57,6 +60,12 @@ def normalize_axes(axis, ndim: int) -> tuple:
     """None -> all axes; int or tuple -> sorted non-negative tuple (AxisError if bad)."""
     if axis is None:
         return tuple(range(ndim))
+    # NumPy's reductions take an int or a tuple of ints: a bool, a list or an array is
+    # its TypeError (normalize_axis_tuple alone would take them)
+    for part in axis if type(axis) is tuple else (axis,):
+        if isinstance(part, (bool, np.bool_)):
+            raise TypeError("an integer is required")
+        operator.index(part)
     return tuple(sorted(normalize_axis_tuple(axis, ndim)))
 
 
