@@ -14,7 +14,7 @@ Three views, for docs/tiny_op_breakdown.md:
    tuple building) is the remainder.
 
 A diagnostic, not a benchmark: it calls ndengine's internals (``_new_array``, ``_Run``,
-``_delete_chunk``, the engine's ``_run_now``) one at a time, exactly as ``x + 1`` does.
+``engine.delete_variable``, the engine's ``_run_now``) one at a time, exactly as ``x + 1`` does.
 """
 import argparse
 import cProfile
@@ -31,7 +31,8 @@ import ndengine as nd
 from ndengine import engine as engine_mod
 from ndengine import ops
 from ndengine.engine import FnProperty
-from ndengine.ndarray import ndarray as nda
+from ndengine import core
+from ndengine.core import pipeline as core_pipeline
 from ndengine.ops import OpReq
 
 N = 16
@@ -173,9 +174,9 @@ def stage_timers(iterations, repeat):
     stages.add("infer: op.plan (a memo hit, signature computed by ops)", infer)
 
     def new_arrays(n):
-        new = nda._new_array
+        new = core.new_array
         return [new(shape, dtype, ctx, eng) for _ in range(n)]
-    stages.add("output array + chunk + var (_new_array)", new_arrays)
+    stages.add("output array + chunk + var (core.new_array)", new_arrays)
 
     def new_variable(n):
         new = eng.new_variable
@@ -184,7 +185,7 @@ def stage_timers(iterations, repeat):
     stages.add("  of which engine.new_variable", new_variable)
 
     def make_runs(n):
-        run_type, req = nda._Run, [OpReq.WRITE_TO]
+        run_type, req = core_pipeline._Run, [OpReq.WRITE_TO]
         out = [x]
         for _ in range(n):
             run_type(op.plan(inputs, params), inputs, out, req, params, None)
@@ -217,7 +218,7 @@ def stage_timers(iterations, repeat):
         return arrays
     # _data() of a fresh output: storage.alloc and the NumPy view over the buffer
     def fresh_outputs(n):
-        return [nda._new_array(shape, dtype, ctx, eng) for _ in range(n)]
+        return [core.new_array(shape, dtype, ctx, eng) for _ in range(n)]
     stages.add("output memory: storage.alloc + NumPy view (_data)", output_views, fresh_outputs)
 
     def push_noop(n):
@@ -225,12 +226,12 @@ def stage_timers(iterations, repeat):
         reads, writes = [eng.new_variable()], [var]
         async_ = FnProperty.ASYNC
         for _ in range(n):
-            push(nda._nothing_to_free, ctx, reads, writes, async_, 0, "add", None)
+            push(lambda run_ctx: None, ctx, reads, writes, async_, 0, "add", None)
         eng.wait_for_all()
     stages.add("engine.push_sync of a no-op, inline (_run_now)", push_noop)
 
     def delete_arrays(arrays):
-        arrays.clear()  # each Chunk.__del__ -> _delete_chunk -> storage.free
+        arrays.clear()  # each Chunk.__del__ -> engine.delete_variable -> storage.free
 
     def allocated_arrays(n):
         return output_views(fresh_outputs(n))

@@ -11,7 +11,7 @@ import pytest
 import ndengine as nd
 from ndengine import ops, profiler
 from ndengine.engine import cpu
-from ndengine.ndarray import storage
+from ndengine.core import storage
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 

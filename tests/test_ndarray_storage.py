@@ -2,8 +2,8 @@
 import numpy as np
 
 from ndengine.engine import cpu
-from ndengine.ndarray import storage
-from ndengine.ndarray.storage import DevicePool, bucket_size
+from ndengine.core import storage
+from ndengine.core.storage import DevicePool, bucket_size
 
 
 def test_buckets():

@@ -12,8 +12,8 @@ import pytest
 
 import ndengine as nd
 from ndengine.engine import cpu
-from ndengine.ndarray import storage
-from ndengine.ndarray.storage import DevicePool
+from ndengine.core import storage
+from ndengine.core.storage import DevicePool
 
 HUGE = 1 << 57  # bytes no machine can allocate: NumPy raises MemoryError at once
 ZERO = {"bytes_in_use": 0, "bytes_pooled": 0, "allocs": 0, "reuses": 0, "releases": 0}

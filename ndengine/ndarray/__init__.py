@@ -1,10 +1,11 @@
 """The user-facing arrays: NDArray, creation, module functions, random numbers, save/load."""
-from . import random, storage
+from ..core import storage
+from . import random
 from .creation import (arange, array, empty, eye, full, full_like, linspace, ones, ones_like,
                        zeros, zeros_like)
 from .functions import FUNCTIONS, broadcast_to
 from .io import load, save
-from .ndarray import NDArray, waitall
+from ..core import NDArray, waitall
 
 __all__ = ["NDArray", "array", "zeros", "ones", "full", "empty", "arange", "linspace", "eye",
            "zeros_like", "ones_like", "full_like", "waitall", "random", "storage", "save",

@@ -13,7 +13,7 @@ from ..engine import Context, current_context
 from ..ops.creation import scalar_param
 from ..ops.dtypes import check_scalar_fits
 from ..ops.shapes import check_shape as _shape
-from .ndarray import NDArray, _from_numpy, _new_array, invoke
+from ..core import NDArray, from_numpy as _from_numpy, invoke, new_array as _new_array
 
 __all__ = ["array", "zeros", "ones", "full", "empty", "arange", "linspace", "eye",
            "zeros_like", "ones_like", "full_like"]

@@ -1,6 +1,6 @@
 """Module functions (``ndengine.exp``, ``ndengine.dot``, ...), generated from the registry."""
 from .. import ops
-from .ndarray import NDArray, _as_operand, invoke
+from ..core import NDArray, as_operand as _as_operand, invoke
 from .operators import module_function
 
 __all__ = ["FUNCTIONS", "broadcast_to"]

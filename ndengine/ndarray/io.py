@@ -2,7 +2,7 @@
 import numpy as np
 
 from .creation import array
-from .ndarray import NDArray
+from ..core import NDArray
 
 __all__ = ["save", "load"]
 

@@ -15,7 +15,7 @@ from .. import ops
 from ..engine import current_context
 from ..ops import elementwise
 from ..ops.plans import NUMPY_SCALAR_TYPES
-from .ndarray import NDArray, _as_operand, invoke
+from ..core import NDArray, as_operand as _as_operand, invoke
 from .ufuncs import array_ufunc, check_out, output_array, ufunc_out_operands
 
 __all__ = ["module_function", "BINARY_OPERATORS", "UNARY_OPERATORS", "REDUCTIONS"]

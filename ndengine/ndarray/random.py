@@ -34,7 +34,7 @@ from .. import engine as _engine_mod
 from .. import ops
 from ..engine import Context, current_context
 from .creation import empty
-from .ndarray import invoke
+from ..core import invoke
 
 __all__ = ["seed", "uniform", "normal", "randint"]
 

@@ -14,7 +14,7 @@ import numpy as np
 from .. import ops
 from ..ops import elementwise
 from ..ops.shapes import broadcast_shapes
-from .ndarray import NDArray, _as_operand, invoke
+from ..core import NDArray, as_operand as _as_operand, invoke
 
 __all__ = ["array_ufunc", "output_array", "check_out", "ufunc_out_operands"]
 

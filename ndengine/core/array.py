@@ -1,126 +1,31 @@
 """NDArray: a lazy, asynchronous n-dimensional array on the dependency engine.
 
-An NDArray is a view (shape, dtype, byte offset, byte strides) of a `Chunk`: the storage an
-array shares with its views, with one engine var and one buffer from the pool. Every operation is
-pushed to the engine at once: reads of the input chunks' vars, a write of the output's.
-Storage is allocated by the first op that runs on it (MXNet's delayed allocation), so pushed
-work that has not run holds no memory, and freed when the last array on a chunk goes away: the
-chunk pushes ``delete_variable``, which hands the buffer back to the pool once every op pushed
-on it has finished.
+An NDArray is a view (shape, dtype, byte offset, byte strides) of a `Chunk` (chunk.py): the
+storage an array shares with its views. Every operation is pushed to the engine at once by
+`invoke` (pipeline.py), the one path every op takes. Users never construct an NDArray directly:
+``ndengine.array``, ``zeros``, ... make them.
 
 Where a value is asked for (``asnumpy``, ``item``, ``print``, ``wait_to_read``) the caller
-waits; an error raised inside an op surfaces there, every time, with its original traceback.
+waits; an error raised inside an op surfaces there, with its original traceback.
 """
-import os
-from functools import partial as _partial
-
 import numpy as np
 
 from .. import engine as _engine_mod
 from .. import ops
-from ..engine import Context, FnProperty, current_context
-from ..ops import OpReq
+from ..engine import Context, FnProperty
 from ..ops.dtypes import check_scalar_into
-from ..ops.plans import NO_ALIAS as _NO_ALIAS, OVERLAP as _OVERLAP, SAME_VIEW as _SAME_VIEW
-from ..ops.plans import NUMPY_SCALAR_TYPES as _NUMPY_SCALARS
-from ..ops.plans import input_key as _input_key, param_key as _param_key
-from . import storage
+from .chunk import RawArray as _RawArray, array_type as _array_type
+from .chunk import c_strides as _c_strides, new_array as _new_array
 
-__all__ = ["NDArray", "invoke", "waitall"]
-
-# Ops whose arrays all have at most this many bytes run in the pushing thread when their inputs
-# are ready at push time (FnProperty.ASYNC): handing a few microseconds of work to a worker costs
-# more (a wake-up and a GIL hand-off) than doing it.
-INLINE_MAX_BYTES = int(os.environ.get("NDENGINE_INLINE_MAX_BYTES", 1 << 16))
-_ASYNC, _NORMAL = FnProperty.ASYNC, FnProperty.NORMAL
-
-_NO_PARAMS = {}  # shared, never written
-_WRITE_TO = [OpReq.WRITE_TO]
-_WRITE_INPLACE = [OpReq.WRITE_INPLACE]
-_SCALARS = (bool, int, float)
-_KEY_SCALARS = frozenset(_SCALARS) | _NUMPY_SCALARS  # keyed by their type (or value)
-_np_ndarray = np.ndarray
-
-class Chunk:
-    """Storage shared by an array and its views: one engine var, and ``data``, a pool buffer
-    taken by the first op that runs on it (None until then)."""
-
-    __slots__ = ("var", "ctx", "nbytes", "data", "__weakref__")
-
-    def __init__(self, nbytes, ctx, engine):
-        self.var = engine.new_variable()
-        self.ctx = ctx
-        self.nbytes = nbytes
-        self.data = None
-
-    def allocate(self):
-        data = storage.alloc(self.nbytes, self.ctx)
-        if self.data is None:  # two first readers may race here; the loser gives its back
-            self.data = data
-        else:
-            storage.free(data, self.ctx)
-        return self.data
-
-    def __del__(self):
-        # Every op on this chunk holds an array of it, so none is left to run and ``data``
-        # is final: the deletion only has to wait for the ops' var bookkeeping. The engine
-        # frees an idle var at once, and defers by itself when this runs inside it (a
-        # collection triggered there).
-        try:
-            data, ctx = self.data, self.ctx
-            _engine_mod.get().delete_variable(
-                _nothing_to_free if data is None else _release_buffer(data, ctx), ctx, self.var)
-        except BaseException:  # noqa: B902 - at interpreter exit the engine may be gone
-            pass
-
-
-def _nothing_to_free(run_ctx):
-    pass
-
-
-def _release_buffer(data, ctx):
-    return lambda run_ctx: storage.free(data, ctx)
-
+__all__ = ["NDArray"]
 
 _new_object = object.__new__
 
-
-class _RawArray:
-    """NDArray's slots, without its checked ``__setattr__``: arrays are built as a _RawArray
-    (plain slot writes) and then made NDArrays, which costs less than writing every slot
-    through a checked or descriptor call. Reads of ``x.shape`` stay plain slot reads."""
-
-    __slots__ = ("shape", "dtype", "_chunk", "_offset", "_strides", "_view_cache",
-                 "__weakref__")
-
-
-def _new_array(shape, dtype, ctx, engine=None):
-    """A fresh NDArray with a fresh chunk; no memory until an op writes it."""
-    arr = _new_object(_RawArray)
-    arr.shape = shape
-    arr.dtype = dtype
-    nbytes = dtype.itemsize
-    for n in shape:
-        nbytes *= n
-    arr._chunk = Chunk(nbytes, ctx, engine or _engine_mod.get())
-    arr._offset = 0
-    arr._strides = None
-    arr._view_cache = None
-    arr.__class__ = NDArray
-    return arr
-
+_SCALARS = (bool, int, float)
+_np_ndarray = np.ndarray
 
 _fakes = {}  # (shape, strides, dtype) -> (fake array, its data address): see NDArray._fake
 _FAKES_LIMIT = 1024
-
-
-def _c_strides(shape, itemsize):
-    strides = []
-    step = itemsize
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
 
 
 class NDArray(_RawArray):
@@ -255,7 +160,7 @@ class NDArray(_RawArray):
         else:
             def read(run_ctx):
                 copied.append(np.array(self._data(), copy=True))
-            prop = _ASYNC  # run now, in this thread, when nothing is pending on the array
+            prop = FnProperty.ASYNC  # run now, in this thread, when nothing is pending on the array
         engine.push_sync(read, ctx, (chunk.var,), (), prop, 0, "asnumpy")
         if not copied:  # queued: waiting for the var waits for the read too
             engine.wait_for_var(chunk.var)  # raises the error of a failed write to the array
@@ -598,246 +503,9 @@ def _is_basic_key(key):
     return True
 
 
-# ---------------------------------------------------------------- operands and invoke
-def _as_operand(value, ctx, numpy_scalars=False):
-    """Python scalars stay scalars (weak, as in NumPy); arrays of any kind become NDArrays.
-    ``numpy_scalars``: NumPy scalars of a supported dtype stay scalars too (strong 0-d
-    operands, which the ops take as they are: no array, no engine var)."""
-    kind = type(value)
-    if kind is NDArray or kind in _SCALARS or (numpy_scalars and kind in _NUMPY_SCALARS):
-        return value
-    if isinstance(value, NDArray):
-        return value
-    if isinstance(value, np.generic):
-        return _from_numpy(np.asarray(value), ctx)
-    if isinstance(value, (np.ndarray, list, tuple)):
-        return _from_numpy(np.asarray(value), ctx)
-    if isinstance(value, (bool, int, float)):  # subclasses of the Python scalars
-        return type(value).__mro__[-2](value) if not isinstance(value, bool) else bool(value)
-    raise TypeError(f"unsupported operand type {type(value).__name__} for an NDArray op")
 
+_array_type[0] = NDArray
 
-def _from_numpy(values, ctx, dtype=None):
-    """A new NDArray holding a private copy of ``values`` (no op is pushed: it is ready)."""
-    values = np.asarray(values, dtype=dtype)
-    ops.check_dtype(values.dtype)
-    arr = _new_array(values.shape, values.dtype, ctx)
-    if ctx.device_type == "cpu":
-        arr._data()[...] = values
-    else:
-        _push_upload(values, arr)
-    return arr
-
-
-def _push_upload(values, arr):
-    def upload(run_ctx):
-        with run_ctx.stream:
-            arr._data().set(values)
-    _engine_mod.get().push_sync(upload, arr.context, (), (arr._chunk.var,),
-                                FnProperty.COPY_TO_GPU, name="copy_to_gpu")
-
-
-def _copy_between(source, target):
-    """Push target[...] = source across contexts (cast to target's dtype)."""
-    src_ctx, dst_ctx = source.context, target.context
-    if src_ctx.device_type == "cpu" and dst_ctx.device_type == "cpu":
-        invoke(ops.get("copy"), [source], {"shape": target.shape, "dtype": target.dtype},
-               out=target, ctx_check=False)
-        return
-
-    def copy(run_ctx):
-        src, dst = source._data(), target._data()
-        with run_ctx.stream:
-            if dst_ctx.device_type == "cpu":
-                dst[...] = src.get(stream=run_ctx.stream)
-            elif src_ctx.device_type == "cpu":
-                dst.set(np.ascontiguousarray(src, dtype=target.dtype))
-            else:
-                dst[...] = src
-    prop = FnProperty.COPY_FROM_GPU if src_ctx.device_type == "gpu" else FnProperty.COPY_TO_GPU
-    run_on = src_ctx if src_ctx.device_type == "gpu" else dst_ctx
-    _engine_mod.get().push_sync(copy, run_on, (source._chunk.var,), (target._chunk.var,),
-                                prop, name="copyto")
-
-
-def _describe(inputs, outputs):
-    """Profiler arguments: shapes and dtypes of the arrays an op reads and writes."""
-    return {"inputs": [(x.shape, str(x.dtype)) if isinstance(x, NDArray) else (repr(x),)
-                       for x in inputs],
-            "outputs": [(x.shape, str(x.dtype)) for x in outputs]}
-
-
-class _Run:
-    """What a worker runs for one op: the op's plan on the arrays' memory."""
-
-    __slots__ = ("plan", "inputs", "outputs", "req", "params", "cast_into")
-
-    def __init__(self, plan, inputs, outputs, req, params, cast_into):
-        self.plan = plan
-        self.inputs = inputs
-        self.outputs = outputs
-        self.req = req
-        self.params = params
-        self.cast_into = cast_into
-
-    def __call__(self, run_ctx):
-        args = []
-        for x in self.inputs:
-            if type(x) is NDArray:
-                view = x._view_cache  # x._data(), without the call when it is cached
-                args.append(view if view is not None else x._data())
-            else:
-                args.append(x)
-        outs = []
-        for x in self.outputs:
-            outs.append(x._data())
-        run = self.plan.run
-        if self.cast_into is not None:
-            # In-place op whose result dtype differs from the target's (float32 += float64):
-            # compute at the result dtype, then cast into place as NumPy does.
-            temps = [np.empty(o.shape, dt) for o, dt in zip(outs, self.cast_into)]
-            run(args, temps, _WRITE_TO * len(temps), self.params)
-            for out, temp in zip(outs, temps):
-                np.copyto(out, temp, casting="unsafe")
-        elif run_ctx.stream is not None:
-            with run_ctx.stream:
-                run(args, outs, self.req, self.params)
-        else:
-            run(args, outs, self.req, self.params)
-
-
-def _aliases(inputs, out):
-    """Each input's alias code against ``out`` (ops.plans: 0 none, 1 the same view, 2 may
-    overlap), or None when no input shares out's chunk."""
-    chunk = out._chunk
-    codes = None
-    for i, x in enumerate(inputs):
-        if type(x) is NDArray and x._chunk is chunk:
-            if codes is None:
-                codes = [_NO_ALIAS] * len(inputs)
-            same = x is out or (x._offset == out._offset and x._strides == out._strides
-                                and x.shape == out.shape and x.dtype == out.dtype)
-            codes[i] = _SAME_VIEW if same else _OVERLAP
-    return None if codes is None else tuple(codes)
-
-
-_UFUNC_KINDS = ("unary", "binary")
-
-
-def _wrong_out_shape(op, shape, out):
-    raise ValueError(f"{op.name}: result of shape {shape} cannot be written into an array "
-                     f"of shape {out.shape}")
-
-
-def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_writes=(),
-           overwrites=()):
-    """Push ``op`` on ``inputs`` (NDArrays, Python scalars, NumPy scalars); return the outputs.
-
-    ``out`` (an NDArray) makes the op write in place into it; ``ctx`` places ops that have
-    no array input; ``extra_writes`` are more vars the op writes (a random generator's);
-    ``overwrites``, vars among the writes whose every byte the op replaces without reading
-    them (a failed array written whole becomes valid again).
-    Per op: the call's signature (ops.plans: dtype, shape, strides per array, type or value
-    per scalar, the params, the write target), its plan (one dict lookup once seen), the
-    plan's value checks, the outputs; the run object carries the plan to the worker. Shapes,
-    dtypes, values and contexts are checked here, before anything is pushed.
-    Every line is paid by every tiny op, hence the spelled-out common cases.
-    """
-    if params is None:
-        params = _NO_PARAMS
-    reads = []
-    key = []
-    by_type = op.scalars_by_type
-    small = True  # every array at most INLINE_MAX_BYTES: run inline when ready
-    for x in inputs:
-        kind = type(x)
-        if kind is NDArray:
-            chunk = x._chunk
-            if ctx is None:
-                ctx = chunk.ctx
-            elif chunk.ctx is not ctx and ctx_check:
-                raise ValueError(
-                    f"{op.name}: arrays are on different contexts ({ctx} and {chunk.ctx}); "
-                    "move one with .copyto(ctx) or .as_in_context(ctx) first")
-            reads.append(chunk.var)
-            if chunk.nbytes > INLINE_MAX_BYTES:
-                small = False
-            key.append(x.dtype)
-            key.append(x.shape)
-            key.append(x._strides)  # None: C-contiguous
-        elif kind in _KEY_SCALARS:
-            key.append(kind if by_type else (kind, x))
-        else:
-            key.extend(_input_key(x, by_type))
-    if ctx is None:
-        ctx = current_context()
-    key.append(_param_key(params, op.value_params, op.unkeyed_params) if params else None)
-    aliases = None
-    if out is None:
-        key.append(None)
-    else:
-        if out._chunk.ctx is not ctx and ctx_check:
-            raise ValueError(
-                f"{op.name}: arrays are on different contexts ({ctx} and {out._chunk.ctx}); "
-                "move one with .copyto(ctx) or .as_in_context(ctx) first")
-        aliases = _aliases(inputs, out)
-        key.append((out.dtype, out.shape, out._strides, aliases, None))
-    key = tuple(key)
-    device = ctx.device_type
-    plan = None
-    if device == "cpu":
-        try:
-            plan = op.plans.get(key)
-        except TypeError:  # unhashable params: op.plan builds this call's own plan
-            pass
-    if plan is None:
-        plan = op.plan(inputs, params, key=key, target=out, aliases=aliases, device=device)
-    check = plan.check
-    if check is not None:
-        check(inputs, params)
-    engine = _engine_mod.get()
-    cast_into = None
-    if out is None:
-        specs = plan.outputs
-        if len(specs) == 1:
-            shape, dtype = specs[0]
-            outputs = [_new_array(shape, dtype, ctx, engine)]
-            req = _WRITE_TO
-        else:
-            outputs = [_new_array(shape, dtype, ctx, engine) for shape, dtype in specs]
-            req = _WRITE_TO * len(outputs)
-    else:
-        shape, dtype = plan.outputs[0]
-        # NumPy's order: a ufunc checks the cast before the shape, other functions after
-        if shape != out.shape and op.kind not in _UFUNC_KINDS:
-            _wrong_out_shape(op, shape, out)
-        if dtype != out.dtype:
-            if not np.can_cast(dtype, out.dtype, "same_kind"):
-                raise TypeError(f"{op.name}: cannot cast the result from {dtype} to "
-                                f"{out.dtype} in place (NumPy's same_kind rule)")
-            cast_into = [dtype]
-        if shape != out.shape:
-            _wrong_out_shape(op, shape, out)
-        if cast_into is not None:  # the run writes fresh temporaries, then casts
-            plan = op.plan(inputs, params, key=key[:-1] + (None,), device=device)
-        req = _WRITE_INPLACE if any(x is out for x in inputs) else _WRITE_TO
-        outputs = [out]
-    writes = []
-    for x in outputs:
-        chunk = x._chunk
-        writes.append(chunk.var)
-        if chunk.nbytes > INLINE_MAX_BYTES:
-            small = False
-    if extra_writes:
-        writes.extend(extra_writes)
-    engine.push_sync(_Run(plan, inputs, outputs, req, params, cast_into), ctx, reads, writes,
-                     _ASYNC if small and ctx.device_type == "cpu" else _NORMAL, 0, op.name,
-                     _partial(_describe, inputs, outputs),  # called only by a profiler
-                     _engine_mod.caller_origin,  # called only when needed: the user's line
-                     overwrites)
-    return outputs
-
-
-def waitall():
-    """Block until every pushed operation has finished; raise the first unseen error."""
-    _engine_mod.get().wait_for_all()
+# pipeline.py needs NDArray defined: imported last
+from .pipeline import (as_operand as _as_operand, copy_between as _copy_between,  # noqa: E402
+                     from_numpy as _from_numpy, invoke)

@@ -1,0 +1,11 @@
+"""The per-op pipeline between the NumPy-shaped API (ndengine.ndarray) and the engine: the array
+type (array.py), its chunks and their engine-owned deletion (chunk.py, storage.py), and the one
+`invoke` that every op takes (pipeline.py). Knows nothing of the API's functions and names.
+"""
+from . import storage
+from .array import NDArray
+from .chunk import new_array
+from .pipeline import as_operand, copy_between, from_numpy, invoke, waitall
+
+__all__ = ["NDArray", "invoke", "waitall", "as_operand", "from_numpy", "copy_between",
+           "new_array", "storage"]

@@ -1,0 +1,100 @@
+"""Chunks: the storage an array shares with its views.
+
+A `Chunk` holds one engine var and ``data``, a pool buffer taken by the first op that runs on it
+(MXNet's delayed allocation: pushed work that has not run holds no memory). When the last array
+on a chunk goes away, the chunk hands its var to the engine's ``delete_variable``, which returns
+the buffer to the pool once every op pushed on it has finished (at once when none is pending).
+
+`new_array` makes an NDArray on a fresh chunk; `RawArray` is NDArray's slots without its
+checked ``__setattr__`` (array.py), so that building an array costs plain slot writes.
+"""
+from .. import engine as _engine_mod
+from . import storage
+
+__all__ = ["Chunk", "RawArray", "new_array", "c_strides"]
+
+
+class Chunk:
+    """Storage shared by an array and its views: one engine var, and ``data``, a pool buffer
+    taken by the first op that runs on it (None until then)."""
+
+    __slots__ = ("var", "ctx", "nbytes", "data", "__weakref__")
+
+    def __init__(self, nbytes, ctx, engine):
+        self.var = engine.new_variable()
+        self.ctx = ctx
+        self.nbytes = nbytes
+        self.data = None
+
+    def allocate(self):
+        data = storage.alloc(self.nbytes, self.ctx)
+        if self.data is None:  # two first readers may race here; the loser gives its back
+            self.data = data
+        else:
+            storage.free(data, self.ctx)
+        return self.data
+
+    def __del__(self):
+        # Every op on this chunk holds an array of it, so none is left to run and ``data``
+        # is final: the deletion only has to wait for the ops' var bookkeeping. The engine
+        # frees an idle var at once, and defers by itself when this runs inside it (a
+        # collection triggered there).
+        try:
+            data, ctx = self.data, self.ctx
+            _engine_mod.get().delete_variable(
+                _nothing_to_free if data is None else _release_buffer(data, ctx), ctx, self.var)
+        except BaseException:  # noqa: B902 - at interpreter exit the engine may be gone
+            pass
+
+
+def _nothing_to_free(run_ctx):
+    pass
+
+
+def _release_buffer(data, ctx):
+    return lambda run_ctx: storage.free(data, ctx)
+
+
+_new_object = object.__new__
+
+
+class RawArray:
+    """NDArray's slots, without its checked ``__setattr__``: arrays are built as a _RawArray
+    (plain slot writes) and then made NDArrays, which costs less than writing every slot
+    through a checked or descriptor call. Reads of ``x.shape`` stay plain slot reads."""
+
+    __slots__ = ("shape", "dtype", "_chunk", "_offset", "_strides", "_view_cache",
+                 "__weakref__")
+
+
+def new_array(shape, dtype, ctx, engine=None):
+    """A fresh NDArray with a fresh chunk; no memory until an op writes it."""
+    arr = _new_object(RawArray)
+    arr.shape = shape
+    arr.dtype = dtype
+    nbytes = dtype.itemsize
+    for n in shape:
+        nbytes *= n
+    arr._chunk = Chunk(nbytes, ctx, engine or _engine_mod.get())
+    arr._offset = 0
+    arr._strides = None
+    arr._view_cache = None
+    arr.__class__ = array_type[0]
+    return arr
+
+
+_fakes = {}  # (shape, strides, dtype) -> (fake array, its data address): see NDArray._fake
+_FAKES_LIMIT = 1024
+
+
+def c_strides(shape, itemsize):
+    strides = []
+    step = itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+
+array_type = [None]  # NDArray, set by array.py when it defines the class

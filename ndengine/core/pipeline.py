@@ -1,0 +1,279 @@
+"""The per-op pipeline: invoke, the one path every op takes, from the call to the push.
+
+Per op: the call's signature (ops.plans: dtype, shape, strides per array, type or value per
+scalar, the params, the write target), its plan (one dict lookup once seen), the plan's value
+checks, the outputs; the run object (`_Run`) carries the plan to the worker, which decides
+nothing. Shapes, dtypes, values and contexts are checked here, before anything is pushed.
+Hand-tuning of the per-op cost lives here and only here (bench/tiny_ops.py guards it).
+"""
+import os
+from functools import partial as _partial
+
+import numpy as np
+
+from .. import engine as _engine_mod
+from .. import ops
+from ..engine import FnProperty, current_context
+from ..ops import OpReq
+from ..ops.plans import NO_ALIAS as _NO_ALIAS, OVERLAP as _OVERLAP, SAME_VIEW as _SAME_VIEW
+from ..ops.plans import NUMPY_SCALAR_TYPES as _NUMPY_SCALARS
+from ..ops.plans import input_key as _input_key, param_key as _param_key
+from .array import NDArray
+from .chunk import new_array as _new_array
+
+__all__ = ["invoke", "waitall", "as_operand", "from_numpy", "copy_between"]
+
+INLINE_MAX_BYTES = int(os.environ.get("NDENGINE_INLINE_MAX_BYTES", 1 << 16))
+_ASYNC, _NORMAL = FnProperty.ASYNC, FnProperty.NORMAL
+
+_NO_PARAMS = {}  # shared, never written
+_WRITE_TO = [OpReq.WRITE_TO]
+_WRITE_INPLACE = [OpReq.WRITE_INPLACE]
+_SCALARS = (bool, int, float)
+_KEY_SCALARS = frozenset(_SCALARS) | _NUMPY_SCALARS  # keyed by their type (or value)
+_np_ndarray = np.ndarray
+
+# ---------------------------------------------------------------- operands and invoke
+def as_operand(value, ctx, numpy_scalars=False):
+    """Python scalars stay scalars (weak, as in NumPy); arrays of any kind become NDArrays.
+    ``numpy_scalars``: NumPy scalars of a supported dtype stay scalars too (strong 0-d
+    operands, which the ops take as they are: no array, no engine var)."""
+    kind = type(value)
+    if kind is NDArray or kind in _SCALARS or (numpy_scalars and kind in _NUMPY_SCALARS):
+        return value
+    if isinstance(value, NDArray):
+        return value
+    if isinstance(value, np.generic):
+        return from_numpy(np.asarray(value), ctx)
+    if isinstance(value, (np.ndarray, list, tuple)):
+        return from_numpy(np.asarray(value), ctx)
+    if isinstance(value, (bool, int, float)):  # subclasses of the Python scalars
+        return type(value).__mro__[-2](value) if not isinstance(value, bool) else bool(value)
+    raise TypeError(f"unsupported operand type {type(value).__name__} for an NDArray op")
+
+
+def from_numpy(values, ctx, dtype=None):
+    """A new NDArray holding a private copy of ``values`` (no op is pushed: it is ready)."""
+    values = np.asarray(values, dtype=dtype)
+    ops.check_dtype(values.dtype)
+    arr = _new_array(values.shape, values.dtype, ctx)
+    if ctx.device_type == "cpu":
+        arr._data()[...] = values
+    else:
+        _push_upload(values, arr)
+    return arr
+
+
+def _push_upload(values, arr):
+    def upload(run_ctx):
+        with run_ctx.stream:
+            arr._data().set(values)
+    _engine_mod.get().push_sync(upload, arr.context, (), (arr._chunk.var,),
+                                FnProperty.COPY_TO_GPU, name="copy_to_gpu")
+
+
+def copy_between(source, target):
+    """Push target[...] = source across contexts (cast to target's dtype)."""
+    src_ctx, dst_ctx = source.context, target.context
+    if src_ctx.device_type == "cpu" and dst_ctx.device_type == "cpu":
+        invoke(ops.get("copy"), [source], {"shape": target.shape, "dtype": target.dtype},
+               out=target, ctx_check=False)
+        return
+
+    def copy(run_ctx):
+        src, dst = source._data(), target._data()
+        with run_ctx.stream:
+            if dst_ctx.device_type == "cpu":
+                dst[...] = src.get(stream=run_ctx.stream)
+            elif src_ctx.device_type == "cpu":
+                dst.set(np.ascontiguousarray(src, dtype=target.dtype))
+            else:
+                dst[...] = src
+    prop = FnProperty.COPY_FROM_GPU if src_ctx.device_type == "gpu" else FnProperty.COPY_TO_GPU
+    run_on = src_ctx if src_ctx.device_type == "gpu" else dst_ctx
+    _engine_mod.get().push_sync(copy, run_on, (source._chunk.var,), (target._chunk.var,),
+                                prop, name="copyto")
+
+
+def _describe(inputs, outputs):
+    """Profiler arguments: shapes and dtypes of the arrays an op reads and writes."""
+    return {"inputs": [(x.shape, str(x.dtype)) if isinstance(x, NDArray) else (repr(x),)
+                       for x in inputs],
+            "outputs": [(x.shape, str(x.dtype)) for x in outputs]}
+
+
+class _Run:
+    """What a worker runs for one op: the op's plan on the arrays' memory."""
+
+    __slots__ = ("plan", "inputs", "outputs", "req", "params", "cast_into")
+
+    def __init__(self, plan, inputs, outputs, req, params, cast_into):
+        self.plan = plan
+        self.inputs = inputs
+        self.outputs = outputs
+        self.req = req
+        self.params = params
+        self.cast_into = cast_into
+
+    def __call__(self, run_ctx):
+        args = []
+        for x in self.inputs:
+            if type(x) is NDArray:
+                view = x._view_cache  # x._data(), without the call when it is cached
+                args.append(view if view is not None else x._data())
+            else:
+                args.append(x)
+        outs = []
+        for x in self.outputs:
+            outs.append(x._data())
+        run = self.plan.run
+        if self.cast_into is not None:
+            # In-place op whose result dtype differs from the target's (float32 += float64):
+            # compute at the result dtype, then cast into place as NumPy does.
+            temps = [np.empty(o.shape, dt) for o, dt in zip(outs, self.cast_into)]
+            run(args, temps, _WRITE_TO * len(temps), self.params)
+            for out, temp in zip(outs, temps):
+                np.copyto(out, temp, casting="unsafe")
+        elif run_ctx.stream is not None:
+            with run_ctx.stream:
+                run(args, outs, self.req, self.params)
+        else:
+            run(args, outs, self.req, self.params)
+
+
+def _aliases(inputs, out):
+    """Each input's alias code against ``out`` (ops.plans: 0 none, 1 the same view, 2 may
+    overlap), or None when no input shares out's chunk."""
+    chunk = out._chunk
+    codes = None
+    for i, x in enumerate(inputs):
+        if type(x) is NDArray and x._chunk is chunk:
+            if codes is None:
+                codes = [_NO_ALIAS] * len(inputs)
+            same = x is out or (x._offset == out._offset and x._strides == out._strides
+                                and x.shape == out.shape and x.dtype == out.dtype)
+            codes[i] = _SAME_VIEW if same else _OVERLAP
+    return None if codes is None else tuple(codes)
+
+
+_UFUNC_KINDS = ("unary", "binary")
+
+
+def _wrong_out_shape(op, shape, out):
+    raise ValueError(f"{op.name}: result of shape {shape} cannot be written into an array "
+                     f"of shape {out.shape}")
+
+
+def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_writes=(),
+           overwrites=()):
+    """Push ``op`` on ``inputs`` (NDArrays, Python scalars, NumPy scalars); return the outputs.
+
+    ``out`` (an NDArray) makes the op write in place into it; ``ctx`` places ops that have
+    no array input; ``extra_writes`` are more vars the op writes (a random generator's);
+    ``overwrites``, vars among the writes whose every byte the op replaces without reading
+    them (a failed array written whole becomes valid again).
+    Per op: the call's signature (ops.plans: dtype, shape, strides per array, type or value
+    per scalar, the params, the write target), its plan (one dict lookup once seen), the
+    plan's value checks, the outputs; the run object carries the plan to the worker. Shapes,
+    dtypes, values and contexts are checked here, before anything is pushed.
+    Every line is paid by every tiny op, hence the spelled-out common cases.
+    """
+    if params is None:
+        params = _NO_PARAMS
+    reads = []
+    key = []
+    by_type = op.scalars_by_type
+    small = True  # every array at most INLINE_MAX_BYTES: run inline when ready
+    for x in inputs:
+        kind = type(x)
+        if kind is NDArray:
+            chunk = x._chunk
+            if ctx is None:
+                ctx = chunk.ctx
+            elif chunk.ctx is not ctx and ctx_check:
+                raise ValueError(
+                    f"{op.name}: arrays are on different contexts ({ctx} and {chunk.ctx}); "
+                    "move one with .copyto(ctx) or .as_in_context(ctx) first")
+            reads.append(chunk.var)
+            if chunk.nbytes > INLINE_MAX_BYTES:
+                small = False
+            key.append(x.dtype)
+            key.append(x.shape)
+            key.append(x._strides)  # None: C-contiguous
+        elif kind in _KEY_SCALARS:
+            key.append(kind if by_type else (kind, x))
+        else:
+            key.extend(_input_key(x, by_type))
+    if ctx is None:
+        ctx = current_context()
+    key.append(_param_key(params, op.value_params, op.unkeyed_params) if params else None)
+    aliases = None
+    if out is None:
+        key.append(None)
+    else:
+        if out._chunk.ctx is not ctx and ctx_check:
+            raise ValueError(
+                f"{op.name}: arrays are on different contexts ({ctx} and {out._chunk.ctx}); "
+                "move one with .copyto(ctx) or .as_in_context(ctx) first")
+        aliases = _aliases(inputs, out)
+        key.append((out.dtype, out.shape, out._strides, aliases, None))
+    key = tuple(key)
+    device = ctx.device_type
+    plan = None
+    if device == "cpu":
+        try:
+            plan = op.plans.get(key)
+        except TypeError:  # unhashable params: op.plan builds this call's own plan
+            pass
+    if plan is None:
+        plan = op.plan(inputs, params, key=key, target=out, aliases=aliases, device=device)
+    check = plan.check
+    if check is not None:
+        check(inputs, params)
+    engine = _engine_mod.get()
+    cast_into = None
+    if out is None:
+        specs = plan.outputs
+        if len(specs) == 1:
+            shape, dtype = specs[0]
+            outputs = [_new_array(shape, dtype, ctx, engine)]
+            req = _WRITE_TO
+        else:
+            outputs = [_new_array(shape, dtype, ctx, engine) for shape, dtype in specs]
+            req = _WRITE_TO * len(outputs)
+    else:
+        shape, dtype = plan.outputs[0]
+        # NumPy's order: a ufunc checks the cast before the shape, other functions after
+        if shape != out.shape and op.kind not in _UFUNC_KINDS:
+            _wrong_out_shape(op, shape, out)
+        if dtype != out.dtype:
+            if not np.can_cast(dtype, out.dtype, "same_kind"):
+                raise TypeError(f"{op.name}: cannot cast the result from {dtype} to "
+                                f"{out.dtype} in place (NumPy's same_kind rule)")
+            cast_into = [dtype]
+        if shape != out.shape:
+            _wrong_out_shape(op, shape, out)
+        if cast_into is not None:  # the run writes fresh temporaries, then casts
+            plan = op.plan(inputs, params, key=key[:-1] + (None,), device=device)
+        req = _WRITE_INPLACE if any(x is out for x in inputs) else _WRITE_TO
+        outputs = [out]
+    writes = []
+    for x in outputs:
+        chunk = x._chunk
+        writes.append(chunk.var)
+        if chunk.nbytes > INLINE_MAX_BYTES:
+            small = False
+    if extra_writes:
+        writes.extend(extra_writes)
+    engine.push_sync(_Run(plan, inputs, outputs, req, params, cast_into), ctx, reads, writes,
+                     _ASYNC if small and ctx.device_type == "cpu" else _NORMAL, 0, op.name,
+                     _partial(_describe, inputs, outputs),  # called only by a profiler
+                     _engine_mod.caller_origin,  # called only when needed: the user's line
+                     overwrites)
+    return outputs
+
+
+def waitall():
+    """Block until every pushed operation has finished; raise the first unseen error."""
+    _engine_mod.get().wait_for_all()
+
