@@ -119,3 +119,34 @@ def test_fork_while_another_thread_computes_a_cached_property():
     computing.join(10)
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+
+
+def test_fork_while_another_thread_compiles_a_kernel():
+    # A thread inside Numba's compiler at the fork: the child must still compile kernels
+    # (ndengine holds Numba's compiler lock across the fork; without it the child inherits the
+    # lock held by a thread it does not have, and hangs at its first compile).
+    import numba
+    from numba.core.compiler_lock import global_compiler_lock
+
+    inside, release = threading.Event(), threading.Event()
+
+    def compiling():  # holds the lock as a long compile does
+        with global_compiler_lock:
+            inside.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=compiling)
+    thread.start()
+    assert inside.wait(10)
+    threading.Timer(0.2, release.set).start()  # the fork waits for this "compile" to end
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(10)  # a hung child dies rather than hang the test
+
+        @numba.njit
+        def add_one(x):
+            return x + 1
+        os._exit(0 if add_one(41) == 42 else 1)
+    thread.join(10)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status

@@ -255,6 +255,12 @@ def _forget_pool_in_child() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool_in_child)
+    # Numba's compiler lock, held across the fork: a child forked while another thread was
+    # compiling a kernel would otherwise inherit it locked and hang at its first compile. The
+    # fork waits at most for the compile under way, never for pushing threads to stop.
+    from numba.core.compiler_lock import global_compiler_lock as _compiler_lock
+    os.register_at_fork(before=_compiler_lock.acquire, after_in_parent=_compiler_lock.release,
+                        after_in_child=_compiler_lock.release)
 
 
 def split_parts(size: int, callers: int = 1) -> int:
