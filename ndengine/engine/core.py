@@ -267,11 +267,14 @@ class EngineCore(ExecutorMixin, LifecycleMixin):
             if run_inline:
                 self._run_inline(block)
         except KeyboardInterrupt:
-            if run_inline and block.stage < DISPATCHED:
+            while run_inline and block.stage < DISPATCHED:
                 # Ctrl-C between the push and the inline run: its pool runs it instead
-                with self._lock:
-                    if block.stage < DISPATCHED:
-                        self._dispatch(block)
+                try:
+                    with self._lock:
+                        if block.stage < DISPATCHED:
+                            self._dispatch(block)
+                except KeyboardInterrupt:
+                    pass
             raise
         if self._inline_all:
             self._run_until_done(block)  # naive.py: runs it here if it was not ready

@@ -31,6 +31,7 @@ from .var import DELETE, DISPATCHED, WAIT
 __all__ = ["ExecutorMixin", "WorkerPool", "Worker", "failure_of", "synchronize", "RUNNING"]
 
 RUNNING = DISPATCHED + 1  # OprBlock.stage once a thread took the block to run it
+REQUEUED = DISPATCHED - 1  # taken by a pushing thread, interrupted before it started
 _perf_ns = time.perf_counter_ns
 
 
@@ -113,12 +114,12 @@ class ExecutorMixin:
         """Run block (or skip it when a var it uses failed, or it was cancelled); return the
         next block for this worker, if completing this one made one ready in ``pool``.
         ``pool`` is None when a pushing or waiting thread runs it."""
-        block.stage = RUNNING
         handed_off = called = False
-        hook = self._hook
-        if hook is None and block.profiling:
-            hook = self._recorder
         try:
+            block.stage = RUNNING  # inside the try: a Ctrl-C right after it requeues the block
+            hook = self._hook
+            if hook is None and block.profiling:
+                hook = self._recorder
             skipped = None
             if block.kind is not DELETE and (self._any_failed
                                              or block.seq < self._cancel_below):
@@ -157,10 +158,8 @@ class ExecutorMixin:
         except KeyboardInterrupt as exc:  # the pushing thread, outside the op's own try
             if not (called or handed_off) and block.done == 0:
                 # Ctrl-C before the op started: nothing failed; its pool runs it later
-                with self._lock:
-                    if block.done == 0:
-                        block.stage = DISPATCHED - 1
-                        self._dispatch(block)
+                block.stage = REQUEUED
+                self._requeue(block)
                 raise
             while not handed_off and block.done == 0:
                 try:
@@ -168,6 +167,23 @@ class ExecutorMixin:
                 except KeyboardInterrupt:
                     pass
             raise
+
+    def _requeue(self, block):
+        """Put a block this thread took but did not start back on its pool's heap, once,
+        through any number of further Ctrl-Cs. Its stage stays REQUEUED until it is in the
+        heap; a worker that takes it from there sets RUNNING, so no retry pushes it twice."""
+        while True:
+            try:
+                with self._lock:
+                    if block.stage == REQUEUED:
+                        heap = block.pool.heap
+                        if not any(entry[2] is block for entry in heap):
+                            heapq.heappush(heap, (-block.priority, block.seq, block))
+                        block.stage = DISPATCHED
+                        self._dispatch(block)  # wakes an idle worker; pushes nothing again
+                return
+            except KeyboardInterrupt:
+                pass
 
     def _async_raised(self, block, exc, hook, start):
         """An async fn raised: that is its failure, unless it had already called on_complete,

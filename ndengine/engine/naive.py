@@ -20,7 +20,7 @@ import heapq
 
 from .config import worker_count
 from .core import EngineCore
-from .executor import RUNNING, WorkerPool
+from .executor import REQUEUED, RUNNING, WorkerPool
 from .lifecycle import POLL
 
 __all__ = ["NaiveEngine"]
@@ -94,7 +94,9 @@ class NaiveEngine(EngineCore):
                     heapq.heappop(heap)
                 self._run_inline(ready)
             except KeyboardInterrupt:
-                if ready is not None and ready.stage < RUNNING:  # taken, not started
-                    with self._lock:
-                        heapq.heappush(heap, (-ready.priority, ready.seq, ready))
+                if ready is not None and ready.done == 0 and ready.stage < RUNNING:
+                    # taken, not started (perhaps already put back by _execute: _requeue
+                    # looks in the heap first, so the block is never queued twice)
+                    ready.stage = REQUEUED
+                    self._requeue(ready)
                 raise
