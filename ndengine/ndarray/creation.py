@@ -150,10 +150,11 @@ def _arange_length(start, stop, step):
         start, stop = 0, start
     if step is None:
         step = 1
+    if not all(-_INTP_MAX - 1 <= v <= _INTP_MAX for v in (start, stop, step)
+               if type(v) is int):
+        return None  # NumPy converts these its own way (to float, or it refuses)
     try:
         if all(type(v) is int for v in (start, stop, step)):
-            if not all(-_INTP_MAX - 1 <= v <= _INTP_MAX for v in (start, stop, step)):
-                return None  # NumPy converts these its own way (to float, or it refuses)
             return len(range(start, stop, step)) if step else None
         span = (float(stop) - float(start)) / float(step)
         return max(0, math.ceil(span))

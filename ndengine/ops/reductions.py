@@ -103,6 +103,10 @@ class Reduction:
             if self.name in _ARG_REDUCTIONS:
                 raise TypeError(f"{self.name}() got an unexpected keyword argument 'dtype'")
             dtype = check_dtype(dtype)
+            if self.name == "std" and out_shape and dtype.kind in "iu":
+                # NumPy's sqrt into its int array result refuses (a 0-d result is a scalar)
+                raise TypeError(f"Cannot cast ufunc 'sqrt' output from dtype('float64') to "
+                                f"{dtype!r} with casting rule 'same_kind'")
         return [(out_shape, self.output_dtype(_input_dtype(x), dtype, out_dtype))]
 
     def plan(self, op, inputs, params, target, aliases, req) -> Plan:
