@@ -194,3 +194,42 @@ def test_delete_variable_of_an_idle_var_frees_at_once_even_with_the_lock_held(en
     assert freed == [cpu()] and v.deleted and eng._deferred == []
     with pytest.raises(ValueError, match="already deleted"):
         eng.delete_variable(lambda rc: None, cpu(), v)
+
+
+class _InterruptingHook:
+    """A run-hook slot whose first ``count`` reads raise KeyboardInterrupt: a Ctrl-C landing
+    in the pushing thread after it took a block to run and before the op started."""
+
+    def __init__(self, count):
+        self.count = count
+
+    def __get__(self, engine, owner=None):
+        if self.count:
+            self.count -= 1
+            raise KeyboardInterrupt
+        return None
+
+    def __set__(self, engine, value):
+        pass
+
+
+def test_naive_block_interrupted_before_it_starts_runs_exactly_once():
+    from ndengine.engine import NaiveEngine
+
+    class Interrupted(NaiveEngine):
+        _hook = _InterruptingHook(2)
+
+    engine = Interrupted()
+    ran = []
+    var = engine.new_variable()
+    # NORMAL, not ASYNC: the block path (_push_block -> _run_inline -> _execute)
+    with pytest.raises(KeyboardInterrupt):
+        engine.push_sync(lambda rc: ran.append(1), cpu(), (), (var,))
+    assert ran == [] and len(engine._pool.heap) == 1  # put back, once
+    with pytest.raises(KeyboardInterrupt):  # the wait takes it, and is interrupted again
+        engine.wait_for_all()
+    assert ran == [] and len(engine._pool.heap) == 1  # still queued exactly once
+    engine.wait_for_all()
+    assert ran == [1]
+    assert not engine._pool.heap and var.is_idle()
+    engine.notify_shutdown()
