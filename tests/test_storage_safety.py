@@ -53,9 +53,12 @@ def test_failed_array_allocation_keeps_counters(nd_engine):
     gc.collect()
     nd.waitall()
     assert storage.stats(ctx) == before
-    y = nd.ones(10, ctx=ctx)  # the pool still works and counts right
-    y.wait_to_read()
-    assert storage.stats(ctx)["bytes_in_use"] == before["bytes_in_use"] + 128
+    y = nd.ones(1 << 15, ctx=ctx)  # float64: the pool still works and counts right (pooled:
+    y.wait_to_read()  # small arrays take NumPy's memory, outside the pool)
+    assert storage.stats(ctx)["bytes_in_use"] == before["bytes_in_use"] + (1 << 18)
+    small = nd.ones(10, ctx=ctx)
+    small.wait_to_read()
+    assert storage.stats(ctx)["bytes_in_use"] == before["bytes_in_use"] + (1 << 18)
 
 
 def test_unpickled_array_frees_only_its_own_count(nd_engine):
@@ -63,15 +66,15 @@ def test_unpickled_array_frees_only_its_own_count(nd_engine):
     gc.collect()
     nd.waitall()
     before = storage.stats(ctx)["bytes_in_use"]
-    a = nd.ones(3, ctx=ctx)
+    a = nd.ones(1 << 15, ctx=ctx)  # 256 KiB: a pooled size
     a.wait_to_read()
-    assert storage.stats(ctx)["bytes_in_use"] == before + 64
+    assert storage.stats(ctx)["bytes_in_use"] == before + (1 << 18)
     b = pickle.loads(pickle.dumps(a))
-    np.testing.assert_array_equal(b.asnumpy(), [1.0, 1.0, 1.0])
+    np.testing.assert_array_equal(b.asnumpy(), np.ones(1 << 15))
     del b
     gc.collect()
     nd.waitall()
-    assert storage.stats(ctx)["bytes_in_use"] == before + 64  # b's buffer was not the pool's
+    assert storage.stats(ctx)["bytes_in_use"] == before + (1 << 18)  # only a's own count
     del a
     gc.collect()
     nd.waitall()
@@ -200,11 +203,11 @@ def test_gc_free_of_an_array_inside_allocation_does_not_deadlock(nd_engine):
 
     def section():
         garbage = _Garbage(lambda: None)
-        garbage.array = nd.ones(1000, ctx=ctx)  # 8000 bytes, freed by the collection
+        garbage.array = nd.ones(1 << 14, ctx=ctx)  # 128 KiB (pooled), freed by the collection
         garbage.array.wait_to_read()
         del garbage
         pool.free = _CollectingDict(pool.free)
-        nd.ones(10, ctx=ctx).wait_to_read()  # its allocation collects the cycle
+        nd.ones(1 << 14, ctx=ctx).wait_to_read()  # its allocation collects the cycle
         assert pool.free.collected
         nd.waitall()
     _in_thread(section)

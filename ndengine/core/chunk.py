@@ -5,13 +5,29 @@ A `Chunk` holds one engine var and ``data``, a pool buffer taken by the first op
 on a chunk goes away, the chunk hands its var to the engine's ``delete_variable``, which returns
 the buffer to the pool once every op pushed on it has finished (at once when none is pending).
 
+A `SmallChunk` (a CPU array of at most ``SMALL_BYTES``) is the same without the pool and without
+the deletion: its ``data`` is a NumPy array of the array's own shape and dtype, made with the
+array, and freed by reference counting. Why: the pool exists for large buffers, whose first
+write page-faults; a small one comes from malloc's free lists already faulted in, and a tiny op
+would otherwise spend a third of its time in the pool and in the deletion. No deletion is needed:
+every op pushed on the chunk holds an array of it, so once the chunk dies no op is left to touch
+its memory, and nothing can push on its var again; the var's own bookkeeping finishes on the var
+object, which the op's block keeps alive. Small arrays are not counted in ``storage.stats``.
+
 `new_array` makes an NDArray on a fresh chunk; `RawArray` is NDArray's slots without its
 checked ``__setattr__`` (array.py), so that building an array costs plain slot writes.
 """
+import os
+
+import numpy as np
+
 from .. import engine as _engine_mod
 from . import storage
 
-__all__ = ["Chunk", "RawArray", "new_array", "c_strides"]
+__all__ = ["Chunk", "SmallChunk", "RawArray", "new_array", "c_strides", "SMALL_BYTES"]
+
+# Arrays up to this size: NumPy's memory (SmallChunk), and run in the pushing thread when ready.
+SMALL_BYTES = int(os.environ.get("NDENGINE_INLINE_MAX_BYTES", 1 << 16))
 
 
 class Chunk:
@@ -47,6 +63,16 @@ class Chunk:
             pass
 
 
+class SmallChunk:
+    """A small CPU array's storage: one engine var and ``data``, a NumPy array of the array's
+    shape and dtype (see the module docstring)."""
+
+    __slots__ = ("var", "ctx", "nbytes", "data", "__weakref__")
+
+    def allocate(self):
+        return self.data
+
+
 def _nothing_to_free(run_ctx):
     pass
 
@@ -56,6 +82,7 @@ def _release_buffer(data, ctx):
 
 
 _new_object = object.__new__
+_np_empty = np.empty
 
 
 class RawArray:
@@ -68,17 +95,26 @@ class RawArray:
 
 
 def new_array(shape, dtype, ctx, engine=None):
-    """A fresh NDArray with a fresh chunk; no memory until an op writes it."""
+    """A fresh NDArray with a fresh chunk: a small CPU array gets its NumPy memory now, any
+    other no memory until an op writes it."""
     arr = _new_object(RawArray)
     arr.shape = shape
     arr.dtype = dtype
     nbytes = dtype.itemsize
     for n in shape:
         nbytes *= n
-    arr._chunk = Chunk(nbytes, ctx, engine or _engine_mod.get())
+    if nbytes <= SMALL_BYTES and ctx.device_type == "cpu":
+        chunk = _new_object(SmallChunk)
+        chunk.var = (engine or _engine_mod.get()).new_variable()
+        chunk.ctx = ctx
+        chunk.nbytes = nbytes
+        chunk.data = arr._view_cache = _np_empty(shape, dtype)
+        arr._chunk = chunk
+    else:
+        arr._chunk = Chunk(nbytes, ctx, engine or _engine_mod.get())
+        arr._view_cache = None
     arr._offset = 0
     arr._strides = None
-    arr._view_cache = None
     arr.__class__ = array_type[0]
     return arr
 

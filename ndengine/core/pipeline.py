@@ -6,8 +6,6 @@ checks, the outputs; the run object (`_Run`) carries the plan to the worker, whi
 nothing. Shapes, dtypes, values and contexts are checked here, before anything is pushed.
 Hand-tuning of the per-op cost lives here and only here (bench/tiny_ops.py guards it).
 """
-import os
-from functools import partial as _partial
 
 import numpy as np
 
@@ -19,11 +17,11 @@ from ..ops.plans import NO_ALIAS as _NO_ALIAS, OVERLAP as _OVERLAP, SAME_VIEW as
 from ..ops.plans import NUMPY_SCALAR_TYPES as _NUMPY_SCALARS
 from ..ops.plans import input_key as _input_key, param_key as _param_key
 from .array import NDArray
-from .chunk import new_array as _new_array
+from .chunk import SMALL_BYTES, SmallChunk as _SmallChunk, new_array as _new_array
 
 __all__ = ["invoke", "waitall", "as_operand", "from_numpy", "copy_between"]
 
-INLINE_MAX_BYTES = int(os.environ.get("NDENGINE_INLINE_MAX_BYTES", 1 << 16))
+INLINE_MAX_BYTES = SMALL_BYTES  # every array at most this: the op runs inline when ready
 _ASYNC, _NORMAL = FnProperty.ASYNC, FnProperty.NORMAL
 
 _NO_PARAMS = {}  # shared, never written
@@ -97,8 +95,8 @@ def copy_between(source, target):
 
 def _describe(inputs, outputs):
     """Profiler arguments: shapes and dtypes of the arrays an op reads and writes."""
-    return {"inputs": [(x.shape, str(x.dtype)) if isinstance(x, NDArray) else (repr(x),)
-                       for x in inputs],
+    return {"inputs": [(x.shape, str(x.dtype)) if isinstance(x, (NDArray, np.ndarray))
+                       else (repr(x),) for x in inputs],
             "outputs": [(x.shape, str(x.dtype)) for x in outputs]}
 
 
@@ -114,6 +112,10 @@ class _Run:
         self.req = req
         self.params = params
         self.cast_into = cast_into
+
+    def describe(self):
+        """Profiler arguments (called only by a run hook)."""
+        return _describe(self.inputs, self.outputs)
 
     def __call__(self, run_ctx):
         args = []
@@ -139,6 +141,27 @@ class _Run:
                 run(args, outs, self.req, self.params)
         else:
             run(args, outs, self.req, self.params)
+
+
+class _BoundRun:
+    """The run of an op whose arrays are all small (SmallChunk): their memory exists at the
+    push, so the views are taken there and the worker only calls the plan's run."""
+
+    __slots__ = ("run", "args", "outs", "req", "params")
+
+    def __init__(self, run, args, outs, req, params):
+        self.run = run
+        self.args = args
+        self.outs = outs
+        self.req = req
+        self.params = params
+
+    def describe(self):
+        """Profiler arguments (called only by a run hook)."""
+        return _describe(self.args, self.outs)
+
+    def __call__(self, run_ctx):
+        self.run(self.args, self.outs, self.req, self.params)
 
 
 def _aliases(inputs, out):
@@ -182,28 +205,34 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
         params = _NO_PARAMS
     reads = []
     key = []
+    args = []  # what the run gets, while every array is small: views and scalars
     by_type = op.scalars_by_type
-    small = True  # every array at most INLINE_MAX_BYTES: run inline when ready
+    small = True  # every array small (a SmallChunk): bound to its memory now, run inline
     for x in inputs:
         kind = type(x)
         if kind is NDArray:
             chunk = x._chunk
-            if ctx is None:
-                ctx = chunk.ctx
-            elif chunk.ctx is not ctx and ctx_check:
-                raise ValueError(
-                    f"{op.name}: arrays are on different contexts ({ctx} and {chunk.ctx}); "
-                    "move one with .copyto(ctx) or .as_in_context(ctx) first")
+            if chunk.ctx is not ctx:
+                if ctx is None:
+                    ctx = chunk.ctx
+                elif ctx_check:
+                    raise ValueError(
+                        f"{op.name}: arrays are on different contexts ({ctx} and {chunk.ctx});"
+                        " move one with .copyto(ctx) or .as_in_context(ctx) first")
             reads.append(chunk.var)
-            if chunk.nbytes > INLINE_MAX_BYTES:
-                small = False
-            key.append(x.dtype)
-            key.append(x.shape)
-            key.append(x._strides)  # None: C-contiguous
+            key += (x.dtype, x.shape, x._strides)  # _strides None: C-contiguous
+            if small:
+                if type(chunk) is _SmallChunk:  # its memory exists: the run gets the view
+                    view = x._view_cache
+                    args.append(view if view is not None else x._data())
+                else:
+                    small = False
         elif kind in _KEY_SCALARS:
             key.append(kind if by_type else (kind, x))
+            args.append(x)
         else:
             key.extend(_input_key(x, by_type))
+            args.append(x)
     if ctx is None:
         ctx = current_context()
     key.append(_param_key(params, op.value_params, op.unkeyed_params) if params else None)
@@ -258,16 +287,26 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
         req = _WRITE_INPLACE if any(x is out for x in inputs) else _WRITE_TO
         outputs = [out]
     writes = []
+    outs = []
     for x in outputs:
         chunk = x._chunk
         writes.append(chunk.var)
-        if chunk.nbytes > INLINE_MAX_BYTES:
-            small = False
+        if small:
+            if type(chunk) is _SmallChunk:
+                view = x._view_cache
+                outs.append(view if view is not None else x._data())
+            else:
+                small = False
     if extra_writes:
         writes.extend(extra_writes)
-    engine.push_sync(_Run(plan, inputs, outputs, req, params, cast_into), ctx, reads, writes,
-                     _ASYNC if small and ctx.device_type == "cpu" else _NORMAL, 0, op.name,
-                     _partial(_describe, inputs, outputs),  # called only by a profiler
+    if small and cast_into is None and device == "cpu":
+        run = _BoundRun(plan.run, args, outs, req, params)
+        prop = _ASYNC
+    else:
+        run = _Run(plan, inputs, outputs, req, params, cast_into)
+        prop = _ASYNC if small and device == "cpu" else _NORMAL
+    engine.push_sync(run, ctx, reads, writes, prop, 0, op.name,
+                     run.describe,  # called only by a profiler
                      _engine_mod.caller_origin,  # called only when needed: the user's line
                      overwrites)
     return outputs
