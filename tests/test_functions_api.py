@@ -281,9 +281,9 @@ def test_ufunc_methods_out_and_errors():
 
 
 def test_ufunc_methods_without_a_kernel_raise():
-    x = nd.ones(3)
-    for call in (lambda: np.fmod.at(x, [0], 1), lambda: np.hypot.reduce(x),
-                 lambda: np.logaddexp.accumulate(x), lambda: np.add.reduce(x, where=True)):
+    x, i = nd.ones(3), nd.ones(3, dtype=np.int64)
+    for call in (lambda: np.ldexp.at(x, [0], 1), lambda: np.gcd.reduce(i),
+                 lambda: np.lcm.accumulate(i), lambda: np.add.reduce(x, where=True)):
         with pytest.raises(TypeError):
             call()
 

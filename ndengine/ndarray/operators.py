@@ -12,19 +12,20 @@ import operator
 import numpy as np
 
 from .. import ops
-from ..engine import current_context
 from ..ops import elementwise
 from ..ops.plans import NUMPY_SCALAR_TYPES
 from ..core import NDArray, as_operand as _as_operand, invoke
-from .ufuncs import array_ufunc, check_out, output_array, ufunc_out_operands
+from .ufuncs import apply_op, array_ufunc, context_of, output_array
 
-__all__ = ["module_function", "BINARY_OPERATORS", "UNARY_OPERATORS", "REDUCTIONS"]
+__all__ = ["module_function", "add_family", "BINARY_OPERATORS", "UNARY_OPERATORS",
+           "REDUCTIONS"]
 
 # dunder stem -> registered binary op; each gets __x__, __rx__ and __ix__ (in place)
 BINARY_OPERATORS = {
     "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
     "floordiv": "floor_divide", "mod": "mod", "pow": "power", "matmul": "matmul",
     "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+    "lshift": "left_shift", "rshift": "right_shift",
 }
 COMPARISONS = {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
                "gt": "greater", "ge": "greater_equal"}
@@ -84,7 +85,20 @@ def _clip_method(self, min=None, max=None, out=None, *, dtype=None):
     return module_function("clip")(self, min, max, out, dtype=dtype)
 
 
+def _divmod(self, other):
+    if type(other) not in _OPERANDS:
+        other = _as_operand(other, self.context)
+    return tuple(invoke(ops.get("divmod"), [self, other]))
+
+
+def _rdivmod(self, other):
+    if type(other) not in _OPERANDS:
+        other = _as_operand(other, self.context)
+    return tuple(invoke(ops.get("divmod"), [other, self]))
+
+
 def _install_methods():
+    NDArray.__divmod__, NDArray.__rdivmod__ = _divmod, _rdivmod
     for stem, op_name in BINARY_OPERATORS.items():
         forward, reflected, in_place = _binary(op_name)
         if stem == "pow":
@@ -144,35 +158,11 @@ def _family(op):
     return family
 
 
-def _context_of(values, out=None):
-    for value in values:
-        if isinstance(value, NDArray):
-            return value.context
-    return out.context if out is not None else current_context()
-
-
-def _apply(op, arrays, params, out, *, as_arrays=False, broadcast_out=False):
-    """Push ``op`` on ``arrays`` (converted to operands); into ``out`` when one is given."""
-    out = output_array(out, op.name)
-    ctx = _context_of(arrays, out)
-    operands = [_as_operand(a, ctx, numpy_scalars=True) for a in arrays]
-    if as_arrays:  # ops that need array inputs: Python scalars become 0-d arrays
-        operands = [a if isinstance(a, NDArray) else _as_operand(np.asarray(a), ctx)
-                    for a in operands]
-    if out is None:
-        return invoke(op, operands, params, ctx=ctx)[0]
-    check_out(out, ctx, op.name)
-    if broadcast_out:
-        operands = ufunc_out_operands(op, operands, params, out)
-    invoke(op, operands, params, out=out, ctx=ctx)
-    return out
-
-
 def _call_ufunc(op, args):
     out, dtype = args.pop("out"), args.pop("dtype")
     params = {} if dtype is None else {"dtype": ops.check_dtype(dtype)}
-    return _apply(op, list(args.values()), params, out, as_arrays=op.kind == "unary",
-                  broadcast_out=True)
+    return apply_op(op, list(args.values()), params, out, as_arrays=op.kind == "unary",
+                    broadcast_out=True)
 
 
 def _call_reduction(op, args):
@@ -192,29 +182,29 @@ def _call_reduction(op, args):
                                  f"{op.name}: output of shape {out.shape}, the reduction "
                                  f"gives {shape}")
         params["out_dtype"] = out.dtype  # NumPy writes (and may accumulate) in out's dtype
-    return _apply(op, [a], params, out, as_arrays=True)
+    return apply_op(op, [a], params, out, as_arrays=True)
 
 
 def _call_round(op, args):
     decimals = args["decimals"]
     params = {"decimals": decimals} if decimals != 0 else {}
-    return _apply(op, [args["a"]], params, args["out"], as_arrays=True)
+    return apply_op(op, [args["a"]], params, args["out"], as_arrays=True)
 
 
 def _call_where(op, args):
-    return _apply(op, list(args.values()), {}, None)
+    return apply_op(op, list(args.values()), {}, None)
 
 
 def _call_dot(op, args):
     a, b, out = args["a"], args["b"], output_array(args["out"], "dot")
     if out is not None:
-        ctx = _context_of((a, b), out)
+        ctx = context_of((a, b), out)
         [(shape, dtype)] = op.infer(_as_operand(a, ctx), _as_operand(b, ctx))
         if (out.dtype != dtype or out.shape != shape
                 or out.strides != _c_strides(out.shape, out.dtype.itemsize)):
             raise ValueError("output array is not acceptable (must have the right datatype, "
                              "number of dimensions, and be a C-Array)")
-    return _apply(op, [a, b], {}, out)
+    return apply_op(op, [a, b], {}, out)
 
 
 def _c_strides(shape, itemsize):
@@ -231,12 +221,12 @@ def _call_sequence(op, args):  # concatenate, stack
         raise TypeError("'out' must be an array")
     if op.name == "concatenate" and isinstance(args["axis"], (bool, np.bool_)):
         raise TypeError("an integer is required for the axis")
-    return _apply(op, tuple(arrays), {"axis": args["axis"]}, args["out"], as_arrays=True)
+    return apply_op(op, tuple(arrays), {"axis": args["axis"]}, args["out"], as_arrays=True)
 
 
 def _call_split(op, args):
     ary = args["ary"]
-    ctx = _context_of((ary,))
+    ctx = context_of((ary,))
     ary = ary if isinstance(ary, NDArray) else _as_operand(np.asarray(ary), ctx)
     cuts = args["indices_or_sections"]
     if isinstance(cuts, NDArray):
@@ -282,10 +272,10 @@ def _call_clip(op, args):
     a, out, dtype = args["a"], args["out"], args["dtype"]
     if (dtype is None and _scalar_bound(a_min) and _scalar_bound(a_max)
             and not _no_bound(a, a_min, a_max)):
-        return _apply(op, [a], {"a_min": a_min, "a_max": a_max}, out, as_arrays=True,
-                      broadcast_out=True)
+        return apply_op(op, [a], {"a_min": a_min, "a_max": a_max}, out, as_arrays=True,
+                        broadcast_out=True)
     # Array bounds (or dtype=): numpy/_core/_methods.py::_clip, on our ops
-    ctx = _context_of((a, a_min, a_max), output_array(out, "clip"))
+    ctx = context_of((a, a_min, a_max), output_array(out, "clip"))
     a = _as_operand(a if isinstance(a, NDArray) else np.asarray(a), ctx)
     if a.dtype.kind in "iu":  # Python ints beyond the dtype's range are no bound at all
         info = np.iinfo(a.dtype)
@@ -302,7 +292,7 @@ def _call_clip(op, args):
     else:
         name, arrays = "clip_arrays", [a, a_min, a_max]
     params = {} if dtype is None else {"dtype": ops.check_dtype(dtype)}
-    return _apply(ops.get(name), arrays, params, out, broadcast_out=True)
+    return apply_op(ops.get(name), arrays, params, out, broadcast_out=True)
 
 
 def _no_bound(a, a_min, a_max):
@@ -322,6 +312,17 @@ _CALLERS = {"ufunc1": _call_ufunc, "ufunc2": _call_ufunc, "sum": _call_reduction
             "max": _call_reduction, "argmax": _call_reduction, "std": _call_reduction,
             "round": _call_round, "clip": _call_clip, "where": _call_where, "dot": _call_dot,
             "concatenate": _call_sequence, "stack": _call_sequence, "split": _call_split}
+
+
+def add_family(family, parameters, plain_arrays, caller, op_names=()):
+    """A family of module functions: NumPy's parameter list, the array parameters taken as
+    they are on the plain path (no out, no dtype, NDArray arguments; () for none), the
+    caller that gets the arguments as a dict, and the ops whose functions it makes."""
+    _SIGNATURES[family] = (parameters, tuple(plain_arrays))
+    _CALLERS[family] = caller
+    for name in op_names:
+        _FAMILY_OF[name] = family
+        _made.pop(name, None)
 
 
 def _generate(op, family):
@@ -364,7 +365,7 @@ def _generic(op):
             if extra:
                 raise TypeError(f"{op.name} takes {op.num_inputs} array arguments; pass "
                                 "parameters by keyword")
-        ctx = _context_of(array_args)
+        ctx = context_of(array_args)
         outputs = invoke(op, [_as_operand(a, ctx) for a in array_args], params, ctx=ctx)
         return outputs[0] if len(outputs) == 1 else outputs
     function.__name__ = op.name

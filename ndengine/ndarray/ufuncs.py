@@ -12,15 +12,16 @@ NumPy's method itself; index arrays are snapshots taken at the call.
 import numpy as np
 
 from .. import ops
+from ..engine import current_context
 from ..ops import elementwise
 from ..ops.shapes import broadcast_shapes
 from ..core import NDArray, as_operand as _as_operand, invoke
 
-__all__ = ["array_ufunc", "output_array", "check_out", "ufunc_out_operands"]
+__all__ = ["array_ufunc", "output_array", "check_out", "ufunc_out_operands", "context_of",
+           "apply_op"]
 
-# NumPy ufunc names that differ from ours (None: ndengine has no such op)
-_UFUNC_ALIASES = {"divide": "true_divide", "remainder": "mod", "absolute": "abs",
-                  "fmod": None, "conjugate": None}
+# NumPy ufunc names that differ from our op names
+_UFUNC_ALIASES = {"divide": "true_divide", "remainder": "mod", "absolute": "abs"}
 
 # ufunc method -> the keyword arguments of NumPy's that ndengine supports
 _METHOD_KWARGS = {"reduce": {"axis", "dtype", "out", "keepdims", "initial"},
@@ -75,15 +76,39 @@ def ufunc_out_operands(op, operands, params, out):
     return operands
 
 
+def context_of(values, out=None):
+    """The context of the first NDArray in ``values`` (else out's, else the current one)."""
+    for value in values:
+        if isinstance(value, NDArray):
+            return value.context
+    return out.context if out is not None else current_context()
+
+
+def apply_op(op, arrays, params, out, *, as_arrays=False, broadcast_out=False):
+    """Push ``op`` on ``arrays`` (converted to operands); into ``out`` when one is given."""
+    out = output_array(out, op.name)
+    ctx = context_of(arrays, out)
+    operands = [_as_operand(a, ctx, numpy_scalars=True) for a in arrays]
+    if as_arrays:  # ops that need array inputs: Python scalars become 0-d arrays
+        operands = [a if isinstance(a, NDArray) else _as_operand(np.asarray(a), ctx)
+                    for a in operands]
+    if out is None:
+        return invoke(op, operands, params, ctx=ctx)[0]
+    check_out(out, ctx, op.name)
+    if broadcast_out:
+        operands = ufunc_out_operands(op, operands, params, out)
+    invoke(op, operands, params, out=out, ctx=ctx)
+    return out
+
+
 def _op_name(ufunc):
     return _UFUNC_ALIASES.get(ufunc.__name__, ufunc.__name__)
 
 
 def _has_elementwise_op(ufunc):
     """ndengine has an element-wise op computing exactly ``ufunc``."""
-    name = _op_name(ufunc)
     try:
-        return name is not None and elementwise.spec(name).ufunc is ufunc
+        return elementwise.spec(_op_name(ufunc)).ufunc is ufunc
     except KeyError:
         return False
 
@@ -93,13 +118,13 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if method != "__call__":
         return _ufunc_method(ufunc, method, inputs, kwargs)
     from .operators import registered_function
-    name = _UFUNC_ALIASES.get(ufunc.__name__, ufunc.__name__)
+    name = _op_name(ufunc)
     outs = kwargs.get("out")
     writes_ndarray = outs is not None and any(isinstance(o, NDArray) for o in outs)
-    if name is not None and (not kwargs or kwargs.keys() <= {"out", "dtype"}):
+    if not kwargs or kwargs.keys() <= {"out", "dtype"}:
         function = registered_function(name)
-        if function is not None and (outs is None or
-                                     all(isinstance(o, NDArray) for o in outs)):
+        if function is not None and (outs is None or (writes_ndarray and all(
+                o is None or isinstance(o, NDArray) for o in outs))):
             return function(*inputs, **kwargs)
     if writes_ndarray:
         raise TypeError(f"numpy.{ufunc.__name__}(..., out=NDArray) with "

@@ -1,15 +1,17 @@
 """Element-wise operators: their dtype rules, value checks and plans.
 
-Each op is an ``ElementwiseSpec``: a Numba scalar function (``elementwise_kernels``) and the
-NumPy ufunc whose type resolution it copies (so output dtypes equal NumPy's, including NEP 50
+Each op is an ``ElementwiseSpec``: a Numba scalar function (``elementwise_kernels``,
+``elementwise_ufunc_kernels``; None for ops that run NumPy's own loop only) and the NumPy
+ufunc whose type resolution it copies (so output dtypes equal NumPy's, including NEP 50
 weak Python scalars).  The tables that register them are in ``elementwise_tables``; power and
-clip, whose rules are their own, in ``elementwise_power_clip``.
+clip, whose rules are their own, in ``elementwise_power_clip``; logical_and/or/xor, signbit
+and divmod in ``elementwise_ufunc_specs``.
 
 ``plan`` (the op's planner, see ``ops.plans``) decides a call signature once: the output
 (NumPy's dtype, the broadcast shape), the per-call checks (a weak Python int must fit the
 dtype it meets: NumPy's OverflowError), and the run (``elementwise_run``): the computation
 dtypes, how each operand is converted, which 1-D loop runs -- NumPy's where it is faster
-(``NUMPY_UNARY``), Numba's otherwise.
+(``NUMPY_UNARY``, ``NUMPY_BINARY``), Numba's otherwise.
 
 ``dtype=`` (NumPy's ufunc argument) is the op parameter ``dtype``: the loop NumPy picks for
 that output dtype, inputs cast to it (``resolve_like``).
@@ -24,11 +26,13 @@ from typing import Callable
 import numpy as np
 
 from . import elementwise_kernels as ek
+from . import elementwise_ufunc_kernels as uk
 from .caching import cached_property
 from .dtypes import (check_dtype, check_scalar_fits, int_bounds, is_array_spec,
                      promotion_operand, result_type)
-from .elementwise_run import (NUMPY_UNARY, array_converter, flat_run, general_run,
-                              nothing_run, numpy_loops, numpy_unary_loops, scalar_converter)
+from .elementwise_run import (NUMPY_BINARY, NUMPY_UNARY, array_converter, flat_run,
+                              general_run, nothing_run, numpy_loops, numpy_typed_loops,
+                              scalar_converter)
 from .outputs import single_output, write_with_req
 from .parallel import use_parallel
 from .plans import OVERLAP, OpReq, Plan, is_c_contiguous
@@ -36,7 +40,8 @@ from .registry import Operator, add_operator
 from .shapes import broadcast_shapes, shape_of
 
 __all__ = ["ElementwiseSpec", "ComparisonSpec", "UnaryLikeSpec", "ReluSpec", "RoundSpec",
-           "WhereSpec", "resolve_like", "spec", "NUMPY_UNARY", "check_weak_scalar"]
+           "WhereSpec", "resolve_like", "spec", "NUMPY_UNARY", "NUMPY_BINARY",
+           "check_weak_scalar", "numba_loops_of"]
 
 _PLAIN_REQS = (None, OpReq.WRITE_TO, OpReq.WRITE_INPLACE)
 _FULL, _ONE = "full", "one"  # an operand of the output's size, or a single element
@@ -59,19 +64,24 @@ def _resolve_with_signature(ufunc: np.ufunc, operands: tuple, dtype: np.dtype) -
                                 casting="same_kind")
 
 
-def resolve_like(ufunc: np.ufunc, name: str, inputs, dtype=None) -> tuple[list, np.dtype]:
+def resolve_like(ufunc: np.ufunc, name: str, inputs, dtype=None, *,
+                 float16_as=None) -> tuple[list, np.dtype]:
     """(computation dtype per input, output dtype) exactly as ``ufunc`` would choose
-    (``dtype``: as ``ufunc(..., dtype=dtype)`` would)."""
+    (``dtype``: as ``ufunc(..., dtype=dtype)`` would); ``float16_as``: the dtype that replaces
+    a float16 computation dtype (for ops whose result it cannot change)."""
     operands = tuple(promotion_operand(v) for v in inputs)
     if dtype is not None:
         resolved = _resolve_with_signature(ufunc, operands, check_dtype(dtype))
-        return [check_dtype(d) for d in resolved[:ufunc.nin]], check_dtype(resolved[-1])
-    try:
-        resolved = _resolve_with_ufunc(ufunc, operands)
-    except TypeError:
-        shown = ", ".join(getattr(o, "__name__", str(o)) for o in operands)
-        raise TypeError(f"{name} is not supported for input types ({shown})") from None
-    return [check_dtype(d) for d in resolved[:ufunc.nin]], check_dtype(resolved[-1])
+    else:
+        try:
+            resolved = _resolve_with_ufunc(ufunc, operands)
+        except TypeError:
+            shown = ", ".join(getattr(o, "__name__", str(o)) for o in operands)
+            raise TypeError(f"{name} is not supported for input types ({shown})") from None
+    computation = resolved[:ufunc.nin]
+    if float16_as is not None:
+        computation = [float16_as if d == np.float16 else d for d in computation]
+    return [check_dtype(d) for d in computation], check_dtype(resolved[-1])
 
 
 def _is_weak_int(value) -> bool:
@@ -121,16 +131,33 @@ def _with_input_check(run, check):
 
 _SPECS: dict = {}  # name -> ElementwiseSpec, filled by register()
 
+# The loop factories of each kernels file, by arity: a scalar is wrapped by the factories of
+# the file that defines it (Numba's on-disk cache follows the kernel's file).
+_FACTORIES = {module.__name__: {1: module.unary_kernels, 2: module.binary_kernels,
+                                3: getattr(module, "ternary_kernels", None)}
+              for module in (ek, uk)}
+_LOOPS_BY_SCALAR: dict = {}  # (scalar, arity) -> LoopKernels: ops sharing a scalar share them
+
 
 def spec(name: str) -> "ElementwiseSpec":
     """The ElementwiseSpec behind a registered element-wise op (benchmarks, tests)."""
     return _SPECS[name]
 
 
+def numba_loops_of(scalar, arity: int) -> ek.LoopKernels:
+    """The Numba 1-D loops around ``scalar`` (made once per scalar: degrees and rad2deg,
+    fix and trunc compile one set)."""
+    loops = _LOOPS_BY_SCALAR.get((scalar, arity))
+    if loops is None:
+        loops = _FACTORIES[scalar.__module__][arity](scalar)
+        _LOOPS_BY_SCALAR[scalar, arity] = loops
+    return loops
+
+
 @dataclass
 class ElementwiseSpec:
     name: str
-    scalar: Callable                  # Numba scalar function
+    scalar: Callable | None           # Numba scalar function; None: NumPy's loop only
     ufunc: np.ufunc                   # whose dtype resolution we copy
     gradient: Callable | None = None
     doc: str = ""
@@ -142,25 +169,34 @@ class ElementwiseSpec:
 
     @cached_property
     def numba_loops(self) -> ek.LoopKernels:
-        factory = {1: ek.unary_kernels, 2: ek.binary_kernels, 3: ek.ternary_kernels}[self.arity]
-        return factory(self.scalar)
+        if self.scalar is None:
+            raise TypeError(f"{self.name} runs NumPy's loop only: it has no Numba scalar")
+        return numba_loops_of(self.scalar, self.arity)
+
+    @property
+    def numpy_loop(self):
+        """(NumPy's 1-D loop, the dtypes it runs for) where NumPy's loop is used, or None."""
+        return {1: NUMPY_UNARY, 2: NUMPY_BINARY}.get(self.arity, {}).get(self.name)
 
     @cached_property
     def numpy_loops(self) -> ek.LoopKernels:
-        return numpy_loops(NUMPY_UNARY[self.name][0])
+        return numpy_loops(self.numpy_loop[0], self.arity)
 
     @cached_property
     def loops(self) -> ek.LoopKernels:
         """1-D loops for any dtype (the general run): NumPy's where it is faster, else Numba's."""
-        numpy_loop = NUMPY_UNARY.get(self.name) if self.arity == 1 else None
+        numpy_loop = self.numpy_loop
         if numpy_loop is None:
             return self.numba_loops
-        return numpy_unary_loops(*numpy_loop, self.numba_loops)
+        if self.scalar is None:  # the ufunc's own loops: every dtype it resolves to
+            return self.numpy_loops
+        return numpy_typed_loops(*numpy_loop, self.numba_loops, self.arity)
 
     def plan_loops(self, computation, out_dtype) -> ek.LoopKernels:
         """The loops a flat run of these dtypes calls."""
-        numpy_loop = NUMPY_UNARY.get(self.name) if self.arity == 1 else None
-        if numpy_loop is not None and out_dtype in numpy_loop[1] and computation[0] == out_dtype:
+        numpy_loop = self.numpy_loop
+        if numpy_loop is not None and (self.scalar is None or (
+                out_dtype in numpy_loop[1] and all(c == out_dtype for c in computation))):
             return self.numpy_loops
         return self.numba_loops
 
@@ -249,7 +285,8 @@ class ElementwiseSpec:
 
     def register(self, kind: str) -> Operator:
         arity = self.arity
-        op = Operator(self.name, num_inputs=arity, kind=kind, infer=self.infer,
+        op = Operator(self.name, num_inputs=arity, num_outputs=self.ufunc.nout, kind=kind,
+                      infer=self.infer,
                       inplace=tuple((i, 0) for i in range(arity)), gradient=self.gradient,
                       doc=self.doc, planner=self.plan, scalars_by_type=True,
                       value_params=self.value_params)

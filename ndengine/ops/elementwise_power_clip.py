@@ -19,7 +19,7 @@ from numpy._core import umath as _umath  # the clip ufunc behind np.clip
 from . import elementwise_kernels as ek
 from .caching import cached_property
 from .dtypes import check_scalar_fits, int_bounds, is_array_spec, result_type
-from .elementwise import ElementwiseSpec, _is_weak_int, check_weak_scalar, spec
+from .elementwise import ElementwiseSpec, _is_weak_int, spec
 from .elementwise_run import nothing_run, quiet_call
 from .outputs import single_output, write_with_req
 from .parallel import split_run, use_parallel

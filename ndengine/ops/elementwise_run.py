@@ -200,28 +200,54 @@ def quiet_call(fn, *args, out):
         _extobj_contextvar.reset(token)
 
 
-def numpy_loops(fn: Callable) -> ek.LoopKernels:
-    """Unary 1-D loops that run ``fn(x, out=out)`` quietly (split over the cores in parallel)."""
-    def serial(x, out):
-        quiet_call(fn, x, out=out)
+def numpy_loops(fn: Callable, arity: int = 1) -> ek.LoopKernels:
+    """1-D loops that run ``fn(*inputs, out=out)`` quietly (split over the cores in parallel).
+    Binary: a one-element operand (the array-scalar loops) is broadcast by NumPy itself."""
+    def serial(*args):
+        quiet_call(fn, *args[:-1], out=args[-1])
 
-    def parallel(x, out):
-        split_run(serial, (x, out))
+    def parallel(*args):
+        split_run(serial, args)
 
-    return ek.LoopKernels(serial, parallel)
+    if arity == 1:
+        return ek.LoopKernels(serial, parallel)
+
+    def parallel_array_scalar(x, y, out):
+        split_run(lambda xs, outs: quiet_call(fn, xs, y, out=outs), (x, out))
+
+    def parallel_scalar_array(x, y, out):
+        split_run(lambda ys, outs: quiet_call(fn, x, ys, out=outs), (y, out))
+
+    return ek.LoopKernels(serial, parallel, serial, parallel_array_scalar, serial,
+                          parallel_scalar_array)
+
+
+def numpy_typed_loops(fn: Callable, dtypes, fallback: ek.LoopKernels,
+                      arity: int = 1) -> ek.LoopKernels:
+    """1-D loops for any dtype: ``fn`` (``numpy_loops``) when every operand and the output
+    have one dtype and it is in ``dtypes``, the ``fallback`` (Numba) loops otherwise."""
+    dtypes = frozenset(np.dtype(d) for d in dtypes)
+    numpy = numpy_loops(fn, arity)
+
+    def chooser(field):
+        numpy_loop, numba_loop = getattr(numpy, field), getattr(fallback, field)
+        if numba_loop is None:
+            return None
+
+        def loop(*args):
+            dtype = args[-1].dtype
+            if dtype in dtypes and all(a.dtype == dtype for a in args[:-1]):
+                numpy_loop(*args)
+            else:
+                numba_loop(*args)
+        return loop
+
+    return ek.LoopKernels(*(chooser(field) for field in ek.LoopKernels._fields))
 
 
 def numpy_unary_loops(fn: Callable, dtypes, fallback: ek.LoopKernels) -> ek.LoopKernels:
-    """Unary 1-D loops for any dtype: ``fn`` (``numpy_loops``) when ``x`` and ``out`` both
-    have a dtype in ``dtypes``, the ``fallback`` (Numba) loops otherwise."""
-    dtypes = frozenset(np.dtype(d) for d in dtypes)
-    numpy = numpy_loops(fn)
-
-    def pick(x, out):
-        return numpy if out.dtype in dtypes and x.dtype == out.dtype else fallback
-
-    return ek.LoopKernels(lambda x, out: pick(x, out).serial(x, out),
-                          lambda x, out: pick(x, out).parallel(x, out))
+    """``numpy_typed_loops`` of a unary op."""
+    return numpy_typed_loops(fn, dtypes, fallback, 1)
 
 
 def _sigmoid_loop(x, out):
@@ -239,11 +265,27 @@ F32_F64 = (np.dtype(np.float32), np.dtype(np.float64))
 # loop beats our Numba loop per core (bench/unary_ufuncs.py, 4M elements, Numba / NumPy):
 # float32: exp 4x, log 7x, log1p 25x, expm1 30x, sin 14x, cos 10x, tan 30x, tanh 40x,
 # arcsin/arccos 20x, arctan 30x, sigmoid 3x; float64: 4-11x, sigmoid 3x (sin/cos float64
-# are a tie, and NumPy's results are NumPy's bit for bit).  sqrt, relu, square, abs,
-# negative: Numba is as fast or faster.
+# are a tie, and NumPy's results are NumPy's bit for bit).  The same way at 2M elements:
+# float32 log2 10x, log10 19x, exp2 7x, cbrt 26x, sinh 32x, cosh 15x, arcsinh 19x,
+# arccosh 21x, arctanh 36x; float64 3-12x.  sqrt, relu, square, abs, negative, fabs, trunc,
+# rint, deg2rad, float reciprocal, the predicates: Numba is as fast or faster.  Integer
+# reciprocal is NumPy's ``(type)(1.0 / x)``, whose 1 / 0 is whatever the platform's
+# conversion of inf gives: only NumPy's own loop matches it.  Ops that the tables give no
+# Numba scalar run NumPy's loop for every dtype.
 NUMPY_UNARY = {
     **{name: (getattr(np, name), F32_F64)
        for name in ("exp", "log", "log1p", "expm1", "sin", "cos", "tan", "tanh", "arcsin",
-                    "arccos", "arctan")},
+                    "arccos", "arctan", "log2", "log10", "exp2", "cbrt", "sinh", "cosh",
+                    "arcsinh", "arccosh", "arctanh")},
     "sigmoid": (lambda x, out: _sigmoid_loop(x, out), F32_F64),
+    "reciprocal": (np.reciprocal, tuple(np.dtype(c) for c in "bBhHiIlLqQ")),
+}
+
+# the same for binary ops, f(x, y, out=out): arctan2 (float32 34x, float64 8x); logaddexp,
+# logaddexp2 and nextafter are a tie (NumPy's are NumPy's bit for bit); float_power is
+# NumPy's pow, as power's float loops are (elementwise_power_clip)
+NUMPY_BINARY = {
+    **{name: (getattr(np, name), F32_F64)
+       for name in ("arctan2", "logaddexp", "logaddexp2", "nextafter")},
+    "float_power": (np.float_power, (np.dtype(np.float64),)),
 }

@@ -7,14 +7,18 @@ import operator
 import numpy as np
 from numpy._core import umath as _umath  # the clip ufunc behind np.clip
 
+from . import elementwise_functions
 from . import elementwise_kernels as ek
+from . import elementwise_ufunc_kernels as uk
 from .dtypes import is_array_spec
 from .elementwise import (ComparisonSpec, ElementwiseSpec, ReluSpec, RoundSpec, UnaryLikeSpec,
                           WhereSpec)
 from .elementwise_power_clip import ClipSpec, PowerSpec
+from .elementwise_ufunc_specs import DivmodSpec, LogicalSpec, SignbitSpec
 from .shapes import shape_of
 
-__all__ = ["UNARY_TABLE", "BINARY_TABLE", "COMPARISONS", "register_all", "unbroadcast"]
+__all__ = ["UNARY_TABLE", "BINARY_TABLE", "LOGICAL_TABLE", "COMPARISONS", "register_all",
+           "unbroadcast"]
 
 
 # --------------------------------------------------------------------- gradients
@@ -74,7 +78,22 @@ UNARY_GRADIENTS = {
     "sigmoid": lambda g, x, out: g * out * (1 - out),
     "relu": lambda g, x, out: g * (x > 0),
     "sign": _zero_gradient, "floor": _zero_gradient, "ceil": _zero_gradient,
-    "round": _zero_gradient,
+    "round": _zero_gradient, "trunc": _zero_gradient, "fix": _zero_gradient,
+    "rint": _zero_gradient,
+    "fabs": lambda g, x, out: g * np.sign(x),
+    "conjugate": lambda g, x, out: g,
+    "reciprocal": lambda g, x, out: -g * out * out,
+    "log2": lambda g, x, out: g / (x * np.log(2.0)),
+    "log10": lambda g, x, out: g / (x * np.log(10.0)),
+    "exp2": lambda g, x, out: g * out * np.log(2.0),
+    "cbrt": lambda g, x, out: g / (3 * out * out),
+    "sinh": lambda g, x, out: g * np.cosh(x),
+    "cosh": lambda g, x, out: g * np.sinh(x),
+    "arcsinh": lambda g, x, out: g / np.sqrt(x * x + 1),
+    "arccosh": lambda g, x, out: g / np.sqrt(x * x - 1),
+    "arctanh": lambda g, x, out: g / (1 - x * x),
+    **{name: lambda g, x, out: g * (np.pi / 180) for name in ("deg2rad", "radians")},
+    **{name: lambda g, x, out: g * (180 / np.pi) for name in ("rad2deg", "degrees")},
 }
 
 BINARY_GRADIENTS = {
@@ -86,6 +105,15 @@ BINARY_GRADIENTS = {
                                    g * out * np.log(np.where(x > 0, x, 1.0))),
     "maximum": lambda g, x, y, out: (g * (x >= y), g * (x < y)),
     "minimum": lambda g, x, y, out: (g * (x <= y), g * (x > y)),
+    "float_power": lambda g, x, y, out: (g * y * np.power(x, y - 1.0),
+                                         g * out * np.log(np.where(x > 0, x, 1.0))),
+    "hypot": lambda g, x, y, out: (g * x / out, g * y / out),
+    "arctan2": lambda g, x, y, out: (g * y / (x * x + y * y), -g * x / (x * x + y * y)),
+    "logaddexp": lambda g, x, y, out: (g * np.exp(x - out), g * np.exp(y - out)),
+    "logaddexp2": lambda g, x, y, out: (g * np.exp2(x - out), g * np.exp2(y - out)),
+    # the NaN-ignoring max/min: the gradient goes to the input chosen
+    "fmax": lambda g, x, y, out: (g * ((x >= y) | np.isnan(y)), g * ~((x >= y) | np.isnan(y))),
+    "fmin": lambda g, x, y, out: (g * ((x <= y) | np.isnan(y)), g * ~((x <= y) | np.isnan(y))),
 }
 
 
@@ -131,6 +159,22 @@ UNARY_TABLE = [
     ("ceil", ek.ceil, np.ceil),
     ("invert", ek.invert, np.invert),
     ("logical_not", ek.logical_not, np.logical_not),
+    ("conjugate", ek.positive, np.conjugate),  # real dtypes: the value itself
+    ("rint", ek.rint, np.rint),
+    ("trunc", uk.trunc, np.trunc),
+    ("fix", uk.trunc, np.trunc),  # numpy.fix (not a ufunc): trunc's values and dtypes
+    ("fabs", uk.fabs, np.fabs),
+    ("reciprocal", uk.reciprocal, np.reciprocal),
+    ("isnan", uk.isnan, np.isnan),
+    ("isinf", uk.isinf, np.isinf),
+    ("isfinite", uk.isfinite, np.isfinite),
+    ("deg2rad", uk.deg2rad, np.deg2rad),
+    ("radians", uk.deg2rad, np.radians),
+    ("rad2deg", uk.rad2deg, np.rad2deg),
+    ("degrees", uk.rad2deg, np.degrees),
+    # no Numba scalar: NumPy's loop (elementwise_run.NUMPY_UNARY)
+    *((name, None, getattr(np, name)) for name in (
+        "log2", "log10", "exp2", "cbrt", "sinh", "cosh", "arcsinh", "arccosh", "arctanh")),
 ]
 
 BINARY_TABLE = [
@@ -151,6 +195,23 @@ BINARY_TABLE = [
     ("bitwise_and", ek.bitwise_and, np.bitwise_and),
     ("bitwise_or", ek.bitwise_or, np.bitwise_or),
     ("bitwise_xor", ek.bitwise_xor, np.bitwise_xor),
+    ("left_shift", uk.left_shift, np.left_shift),
+    ("right_shift", uk.right_shift, np.right_shift),
+    ("fmod", uk.fmod, np.fmod),
+    ("fmax", uk.fmax, np.fmax),
+    ("fmin", uk.fmin, np.fmin),
+    ("hypot", uk.hypot, np.hypot),
+    ("copysign", uk.copysign, np.copysign),
+    ("heaviside", uk.heaviside, np.heaviside),
+    # no Numba scalar: NumPy's loop (elementwise_run.NUMPY_BINARY)
+    *((name, None, getattr(np, name)) for name in (
+        "arctan2", "logaddexp", "logaddexp2", "nextafter", "float_power")),
+]
+
+LOGICAL_TABLE = [
+    ("logical_and", uk.logical_and, np.logical_and),
+    ("logical_or", uk.logical_or, np.logical_or),
+    ("logical_xor", uk.logical_xor, np.logical_xor),
 ]
 
 
@@ -165,6 +226,9 @@ def _gradient_for(name, table, wrap):
 
 
 def _doc(name, ufunc):
+    if name == "fix":
+        return ("Round to the nearest integer towards zero, as numpy.fix: numpy.trunc's "
+                "values and dtypes.")
     return f"Element-wise {name}; dtypes and results follow numpy.{ufunc.__name__}."
 
 
@@ -180,6 +244,14 @@ def register_all() -> None:
         if compare is not None:
             spec.python_compare = compare
         spec.register("binary")
+    for name, scalar, ufunc in LOGICAL_TABLE:
+        LogicalSpec(name, scalar, ufunc, None, _doc(name, ufunc)).register("binary")
+    SignbitSpec("signbit", uk.signbit, np.signbit, None,
+                _doc("signbit", np.signbit)).register("unary")
+    DivmodSpec("divmod", None, np.divmod, None,
+               "divmod(x1, x2) -> (x1 // x2, x1 % x2), numpy.divmod's two outputs."
+               ).register("binary")
+    elementwise_functions.register_all()
     PowerSpec("power", ek.power, np.power, _binary_gradient(BINARY_GRADIENTS["power"]),
               _doc("power", np.power)).register("binary")
     UnaryLikeSpec("sigmoid", ek.sigmoid, np.exp, _unary_gradient(UNARY_GRADIENTS["sigmoid"]),
