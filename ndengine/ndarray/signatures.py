@@ -15,7 +15,7 @@ from ..engine import current_context
 from .. import ops
 from .ufuncs import check_out, output_array
 
-__all__ = ["numpy_function", "method", "array_of", "operand_of", "context_of", "frozen", "read_values",
+__all__ = ["numpy_function", "numpy_signature", "method", "array_of", "operand_of", "context_of", "frozen", "read_values",
            "push"]
 
 
@@ -25,7 +25,7 @@ def numpy_function(name, numpy_fn, implementation, doc=None, module="ndengine",
     defaults filled in, then ``implementation(*args, **kwargs)`` (an implementation with
     NumPy's parameter list), or with ``by_name`` ``implementation(arguments)``, a dict of every
     argument by name (``**kwargs`` keywords among them)."""
-    signature = inspect.signature(numpy_fn)
+    signature = numpy_signature(name, numpy_fn)
     bind = signature.bind
     var_keyword = next((p.name for p in signature.parameters.values()
                         if p.kind is p.VAR_KEYWORD), None)
@@ -46,6 +46,22 @@ def numpy_function(name, numpy_fn, implementation, doc=None, module="ndengine",
     numpy_name = module.replace("ndengine", "numpy") + "." + name
     function.__doc__ = f"As ``{numpy_name}``." + (f" {doc}" if doc else "")
     return function
+
+
+# NumPy's C functions without a text signature in older NumPy 2 releases: their NumPy 2.4
+# parameter lists
+_C_SIGNATURES = {
+    "concatenate": "arrays, /, axis=0, out=None, *, dtype=None, casting='same_kind'",
+    "inner": "a, b, /", "vdot": "a, b, /"}
+
+
+def numpy_signature(name, numpy_fn):
+    try:
+        return inspect.signature(numpy_fn)
+    except ValueError:
+        if name not in _C_SIGNATURES:
+            raise
+        return inspect.signature(eval(f"lambda {_C_SIGNATURES[name]}: None"))  # noqa: S307
 
 
 def method(function, array_param, renames=None):
