@@ -190,7 +190,12 @@ def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     if isinstance(axis, (bool, np.bool_)):
         raise TypeError("an integer is required for the axis")
     np.can_cast(np.bool_, np.bool_, casting)  # NumPy's ValueError for an unknown rule
-    [(_, result)] = ops.get("concatenate").infer(*arrays, axis=axis)  # shapes first
+    if type(out) is tuple:  # NumPy's functions take one array (ufuncs take a tuple)
+        raise TypeError("'out' must be an array")
+    [(shape, result)] = ops.get("concatenate").infer(*arrays, axis=axis)  # shapes first
+    if isinstance(out, NDArray) and out.shape != shape:
+        raise ValueError("Output array has wrong dimensionality" if out.ndim != len(shape)
+                         else "Output array is the wrong shape")
     given = out.dtype if isinstance(out, NDArray) else dtype
     target = result if given is None else ops.check_dtype(given)
     for x in arrays:  # NumPy casts each input to the output's dtype under ``casting``
