@@ -132,8 +132,6 @@ def _sequence(value):
 
 
 def _implementation(name, row):
-    op_name = name
-
     def implementation(arguments):
         out = arguments.pop("out", None)
         if row.check is not None:
@@ -156,9 +154,9 @@ def _implementation(name, row):
         if keyword_inputs:
             params["keyword_inputs"] = keyword_inputs
         if row.in_place:
-            push(op_name, inputs, params, out=inputs[0], name=name, ctx=ctx)
+            push(name, inputs, params, out=inputs[0], name=name, ctx=ctx)
             return None
-        outputs = push(op_name, inputs, params, out=out, name=name, ctx=ctx)
+        outputs = push(name, inputs, params, out=out, name=name, ctx=ctx)
         return row.result(outputs, arguments) if row.result else outputs[0]
     return implementation
 
