@@ -12,3 +12,13 @@ __all__ = ["NDArray", "array", "zeros", "ones", "full", "empty", "arange", "lins
            "load", "broadcast_to", *FUNCTIONS]
 
 globals().update(FUNCTIONS)
+
+# NumPy's shape, selection and product functions, ndengine.linalg and ndengine.fft (these
+# concatenate, stack and split take over: NumPy 2's dtype= and casting=)
+from . import fft, linalg  # noqa: E402
+from .pushed import PUSHED  # noqa: E402
+from .shaping import SHAPING  # noqa: E402
+
+globals().update(SHAPING)
+globals().update(PUSHED)
+__all__ += ["linalg", "fft", *(name for name in {**SHAPING, **PUSHED} if name not in __all__)]

@@ -26,6 +26,10 @@ manipulation.register_all()
 indexing.register_all()
 random.register_all()
 ufunc_methods.register_all()  # NumPy's ufunc.reduce & co. (and ufunc.at) as one op
+from . import linalg_decomp, selection, shaping  # noqa: E402  (NumPy's functions as ops)
+shaping.register_all()
+selection.register_all()
+linalg_decomp.register_all()
 
 __all__ = ["OpReq", "Operator", "register", "get", "names", "SUPPORTED_DTYPES",
            "check_dtype", "result_type", "Plan"]

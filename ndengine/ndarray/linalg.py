@@ -1,0 +1,131 @@
+"""ndengine.linalg: numpy.linalg's functions, each one pushed op run by NumPy's own function
+(ops.linalg_decomp), with NumPy's parameter lists and result types (SVDResult, EighResult, ...
+as named tuples of NDArrays).
+
+Errors that depend on the values (a singular matrix, a matrix that is not positive definite)
+are NumPy's LinAlgError, raised at the wait. ndengine has no complex dtype yet: ``eig`` and
+``eigvals`` of a matrix with complex eigenvalues raise TypeError at the wait, naming
+``numpy.linalg.eig(a.asnumpy())``. Tolerances (``tol``, ``rtol``, ``rcond``) are scalars.
+"""
+from collections import namedtuple
+
+import numpy as np
+
+from ..core import NDArray
+from .functions import FUNCTIONS
+from .pushed import PUSHED
+from .signatures import array_of, context_of, frozen, numpy_function, push
+
+LinAlgError = np.linalg.LinAlgError
+
+EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
+EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+QRResult = namedtuple("QRResult", ["Q", "R"])
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
+SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+
+_NO_VALUE = np._NoValue  # NumPy's "not given" default
+
+
+def _tolerance(name, value):
+    if value is None or value is _NO_VALUE or isinstance(value, (bool, int, float, np.generic)):
+        return value
+    if not isinstance(value, NDArray) and np.ndim(value) == 0:
+        return np.asarray(value)[()]
+    raise NotImplementedError(f"ndengine.linalg takes a scalar {name}; for one per matrix "
+                              f"use NumPy on the values, e.g. numpy.linalg.pinv(a.asnumpy(), "
+                              f"{name}=...)")
+
+
+def _svd_result(outputs, arguments):
+    return SVDResult(*outputs) if arguments["compute_uv"] else outputs[0]
+
+
+def _qr_result(outputs, arguments):
+    mode = arguments["mode"]
+    if mode == "r":
+        return outputs[0]
+    return tuple(outputs) if mode == "raw" else QRResult(*outputs)
+
+
+_ROWS = {
+    # name: (parameters that are arrays, result type, tolerance parameters)
+    "inv": (("a",), None, ()), "det": (("a",), None, ()),
+    "slogdet": (("a",), SlogdetResult, ()), "solve": (("a", "b"), None, ()),
+    "cholesky": (("a",), None, ()), "eigh": (("a",), EighResult, ()),
+    "eigvalsh": (("a",), None, ()), "eig": (("a",), EigResult, ()),
+    "eigvals": (("a",), None, ()), "svd": (("a",), _svd_result, ()),
+    "svdvals": (("x",), None, ()), "qr": (("a",), _qr_result, ()),
+    "pinv": (("a",), None, ("rcond", "rtol")), "matrix_power": (("a",), None, ()),
+    "matrix_rank": (("A",), None, ("tol", "rtol")), "norm": (("x",), None, ()),
+    "multi_dot": (("*arrays",), None, ()),
+}
+
+
+def _implementation(name, arrays, result, tolerances):
+    def implementation(arguments):
+        out = arguments.pop("out", None)
+        values = [arguments.pop(param.lstrip("*")) for param in arrays]
+        if arrays[0].startswith("*"):
+            values = list(values[0])
+        ctx = context_of(*values)
+        inputs = [array_of(x, ctx) for x in values]
+        for param in tolerances:
+            arguments[param] = _tolerance(param, arguments[param])
+        params = {k: frozen(v) for k, v in arguments.items() if v is not _NO_VALUE}
+        outputs = push(f"linalg.{name}", inputs, params, out=out, name=name, ctx=ctx)
+        if result is None:
+            return outputs[0]
+        if isinstance(result, type):
+            return result(*outputs)
+        return result(outputs, arguments)
+    return implementation
+
+
+def _lstsq(a, b, rcond=None):
+    """The residuals are empty unless the rank is full and M > N: for M > N that needs the
+    rank's value, so the call waits for the op there."""
+    ctx = context_of(a, b)
+    a, b = array_of(a, ctx), array_of(b, ctx)
+    x, residuals, rank, s = push("linalg.lstsq", [a, b],
+                                 {"rcond": _tolerance("rcond", rcond)}, ctx=ctx)
+    m, n = a.shape
+    if m <= n or rank.item() != n:
+        residuals = residuals[:0]
+    return x, residuals, rank, s
+
+
+def _outer(x1, x2):
+    x1, x2 = array_of(x1), array_of(x2)
+    if x1.ndim != 1 or x2.ndim != 1:
+        raise ValueError(f"Input arrays must be one-dimensional, but they are x1.ndim="
+                         f"{x1.ndim} and x2.ndim={x2.ndim}.")
+    return PUSHED["outer"](x1, x2)
+
+
+_DOC = ("Pushed as one op; NumPy's function runs inside it. Errors that depend on the "
+        "values (a singular matrix, ...) are raised at the wait.")
+_EIG_DOC = (_DOC + " ndengine has no complex dtype yet: complex eigenvalues raise TypeError "
+            "at the wait (use numpy.linalg.{}(a.asnumpy())).")
+
+FUNCTIONS_LINALG = {
+    name: numpy_function(name, getattr(np.linalg, name),
+                         _implementation(name, arrays, result, tolerances),
+                         _EIG_DOC.format(name) if name in ("eig", "eigvals") else _DOC,
+                         module="ndengine.linalg", by_name=True)
+    for name, (arrays, result, tolerances) in _ROWS.items()}
+FUNCTIONS_LINALG["lstsq"] = numpy_function("lstsq", np.linalg.lstsq, _lstsq,
+                                           module="ndengine.linalg", doc=_lstsq.__doc__)
+FUNCTIONS_LINALG["outer"] = numpy_function("outer", np.linalg.outer, _outer,
+                                           module="ndengine.linalg")
+# numpy.linalg's own spellings of two products (positional-only arrays, keyword axes)
+FUNCTIONS_LINALG["matmul"] = numpy_function(
+    "matmul", np.linalg.matmul, lambda x1, x2: FUNCTIONS["matmul"](x1, x2),
+    module="ndengine.linalg")
+FUNCTIONS_LINALG["tensordot"] = numpy_function(
+    "tensordot", np.linalg.tensordot, lambda x1, x2, axes=2: PUSHED["tensordot"](x1, x2, axes),
+    module="ndengine.linalg")
+
+globals().update(FUNCTIONS_LINALG)
+__all__ = ["LinAlgError", "EigResult", "EighResult", "QRResult", "SlogdetResult",
+           "SVDResult", *FUNCTIONS_LINALG]
