@@ -12,3 +12,8 @@ __all__ = ["NDArray", "array", "zeros", "ones", "full", "empty", "arange", "lins
            "load", "broadcast_to", *FUNCTIONS]
 
 globals().update(FUNCTIONS)
+
+# statistics, sorting and searching (sum & co. and where extended with NumPy's arguments)
+from .statistics import FUNCTIONS as _STATISTICS  # noqa: E402
+globals().update(_STATISTICS)
+__all__ += [name for name in _STATISTICS if name not in __all__]

@@ -17,6 +17,7 @@ from .plans import Plan
 from .registry import Operator, OpReq, get, names, register
 from . import (creation, elementwise, elementwise_tables, indexing, linalg, manipulation,
                random, reductions, ufunc_methods)
+from . import sorting, statistics
 
 elementwise_tables.register_all()
 reductions.register_all()
@@ -26,6 +27,8 @@ manipulation.register_all()
 indexing.register_all()
 random.register_all()
 ufunc_methods.register_all()  # NumPy's ufunc.reduce & co. (and ufunc.at) as one op
+statistics.register_all()
+sorting.register_all()
 
 __all__ = ["OpReq", "Operator", "register", "get", "names", "SUPPORTED_DTYPES",
            "check_dtype", "result_type", "Plan"]
