@@ -137,6 +137,9 @@ def _operation(name, args, extra_params=None):
             inputs.insert(len(inputs) - len(arrays), as_operand(value, ctx))
         elif param in _OPTIONAL_INPUTS:
             if value is None and param in ("weights", "sorter"):
+                continue  # NumPy's default
+            if value is None:
+                params[param] = None  # what NumPy makes of it (where=None: no element)
                 continue
             if param == "where" and value is True:
                 continue  # NumPy's default: every element

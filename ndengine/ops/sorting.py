@@ -52,8 +52,9 @@ def _checked_kth(inputs, params):
             shape[axis_index(params, len(shape))] if shape else 1)
     except (TypeError, ValueError, IndexError):
         return params  # not integers, or a bad axis: NumPy's error from the stand-in
-    if any(isinstance(k, (bool, np.bool_)) for k in np.ravel(kth)):
-        return params  # NumPy's ValueError for booleans, from the stand-in
+    if any(isinstance(k, (bool, np.bool_)) for k in np.ravel(kth)) or 0 in shape:
+        return params  # NumPy's ValueError for booleans (from the stand-in); an empty
+        # array has no bounds to check
     for k in kths:
         if not -length <= k < length:
             raise ValueError(f"kth(={k}) out of bounds ({length})")
