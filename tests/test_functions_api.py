@@ -157,7 +157,8 @@ def test_signatures_are_numpys():
     assert str(inspect.signature(nd.exp)) == "(x, /, out=None, *, dtype=None)"
     assert str(inspect.signature(nd.add)) == "(x1, x2, /, out=None, *, dtype=None)"
     assert str(inspect.signature(nd.ones(1).sum)) == \
-        "(axis=None, dtype=None, out=None, keepdims=False)"
+        "(axis=None, dtype=None, out=None, keepdims=<no value>, initial=<no value>, " \
+        "where=<no value>)"
     for name, function in nd.ndarray.FUNCTIONS.items():
         ours = inspect.signature(function).parameters
         if not hasattr(np, name):

@@ -22,3 +22,7 @@ from .shaping import SHAPING  # noqa: E402
 globals().update(SHAPING)
 globals().update(PUSHED)
 __all__ += ["linalg", "fft", *(name for name in {**SHAPING, **PUSHED} if name not in __all__)]
+# statistics, sorting and searching (sum & co. and where extended with NumPy's arguments)
+from .statistics import FUNCTIONS as _STATISTICS  # noqa: E402
+globals().update(_STATISTICS)
+__all__ += [name for name in _STATISTICS if name not in __all__]

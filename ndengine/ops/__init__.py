@@ -17,6 +17,7 @@ from .plans import Plan
 from .registry import Operator, OpReq, get, names, register
 from . import (creation, elementwise, elementwise_tables, indexing, linalg, manipulation,
                random, reductions, ufunc_methods)
+from . import sorting, statistics
 
 elementwise_tables.register_all()
 reductions.register_all()
@@ -30,6 +31,8 @@ from . import linalg_decomp, selection, shaping  # noqa: E402  (NumPy's function
 shaping.register_all()
 selection.register_all()
 linalg_decomp.register_all()
+statistics.register_all()
+sorting.register_all()
 
 __all__ = ["OpReq", "Operator", "register", "get", "names", "SUPPORTED_DTYPES",
            "check_dtype", "result_type", "Plan"]
