@@ -1,7 +1,7 @@
 """ndengine: NumPy-style arrays whose operations run asynchronously, in parallel, on an
 MXNet-style dependency engine. Write serial NumPy code; it returns at once and runs on the
 engine; ask for a value (``x.asnumpy()``, ``print(x)``, ``waitall()``) and it waits."""
-from . import engine, ops, profiler
+from . import engine, ndarray, ops, profiler
 from .engine import Cancelled, Context, cancel, cpu, current_context, gpu
 from .ndarray import *  # noqa: F401,F403 - the array API is the package's API
 from .ndarray import __all__ as _array_names
@@ -13,14 +13,19 @@ from .ops import register as register_op  # noqa: F401
 
 __version__ = "0.1.0"
 __all__ = ["engine", "ops", "profiler", "Context", "cpu", "gpu", "current_context", "register_op",
-           "cancel", "Cancelled",
+           "cancel", "Cancelled", "ndarray",
            *_array_names]
 
 
 def __getattr__(name):
-    """Operators registered after import (``ndengine.ops.register``) are module functions too."""
+    """Operators registered after import (``ndengine.ops.register``) are module functions
+    too. Any other name is an AttributeError; where NumPy has the name, its message says
+    ndengine does not have it yet and how to use NumPy's meanwhile."""
+    from .ndarray.namespace import missing_attribute
     from .ndarray.operators import module_function
-    try:
-        return module_function(name)
-    except KeyError:
-        raise AttributeError(f"module 'ndengine' has no attribute {name!r}") from None
+    if not name.startswith("__"):
+        try:
+            return module_function(name)
+        except KeyError:
+            pass
+    raise missing_attribute("ndengine", name) from None

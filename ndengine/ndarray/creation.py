@@ -15,8 +15,9 @@ from ..ops.dtypes import check_scalar_fits
 from ..ops.shapes import check_shape as _shape
 from ..core import NDArray, from_numpy as _from_numpy, invoke, new_array as _new_array
 
-__all__ = ["array", "zeros", "ones", "full", "empty", "arange", "linspace", "eye",
-           "zeros_like", "ones_like", "full_like"]
+__all__ = ["array", "asarray", "ascontiguousarray", "copy", "zeros", "ones", "full", "empty",
+           "arange", "linspace", "eye", "identity", "zeros_like", "ones_like", "full_like",
+           "empty_like"]
 
 
 def _ctx(ctx):
@@ -57,18 +58,87 @@ def _fill_value(value, dtype):
     return cast
 
 
-def array(obj, dtype=None, *, ctx=None):
-    """An NDArray holding a copy of ``obj`` (nested lists, scalars, NumPy arrays, NDArrays);
-    dtypes as NumPy infers them (Python floats give float64). NumPy's argument order:
-    ``array(obj, np.float32)``; the context is a keyword."""
-    ctx = _ctx(ctx)
+def _order(order, ndim=2, permitted="CFAK"):
+    """NumPy's ``order=`` checks; ndengine makes C-ordered arrays only (every order is
+    one where a result has at most one dimension)."""
+    if order is None:
+        return "K"
+    if not isinstance(order, str):
+        raise TypeError(f"order must be str, not {type(order).__name__}")
+    code = order.upper()
+    if code not in ("C", "F", "A", "K"):
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+    if code not in permitted:
+        raise ValueError("only 'C' or 'F' order is permitted")
+    if code == "F" and ndim > 1:
+        raise NotImplementedError("ndengine makes C-ordered arrays only: order='F' is not "
+                                  "supported (the values are the same with order='C')")
+    return code
+
+
+_NO_COPY = ("Unable to avoid copy while creating an array as requested.\nIf using "
+            "`np.array(obj, copy=False)` replace it with `np.asarray(obj)` to allow a copy "
+            "when needed.")
+
+
+def array(obj, dtype=None, *, copy=True, order="K", ndmin=0, ctx=None):
+    """An NDArray holding ``obj`` (nested lists, scalars, NumPy arrays, NDArrays); dtypes as
+    NumPy infers them (Python floats give float64). NumPy's argument order:
+    ``array(obj, np.float32)``; the context is a keyword. A copy unless ``copy`` is None
+    or False and ``obj`` is an NDArray of that dtype on that context (False: a copy needed
+    is NumPy's ValueError); other objects are always copied (the engine owns the memory)."""
     if isinstance(obj, NDArray):
-        result = obj.as_in_context(ctx)
-        if result is obj:
-            result = obj.copy()
-        return result if dtype is None else result.astype(dtype, copy=False)
-    dtype = None if dtype is None else ops.check_dtype(dtype)
-    return _from_numpy(np.asarray(obj, dtype=dtype), ctx)
+        _order(order, obj.ndim)
+        if copy:
+            result = obj.as_in_context(_ctx(ctx))
+            if result is obj:
+                result = obj.copy()
+            result = result if dtype is None else result.astype(dtype, copy=False)
+        else:
+            target = obj.context if ctx is None else Context(ctx)
+            dtype = obj.dtype if dtype is None else ops.check_dtype(dtype)
+            if copy is not None and (target != obj.context or dtype != obj.dtype):
+                raise ValueError(_NO_COPY)
+            result = obj.as_in_context(target).astype(dtype, copy=False)
+    else:
+        if copy is False:
+            raise ValueError(_NO_COPY)  # ndengine's memory is its own: a copy, always
+        dtype = None if dtype is None else ops.check_dtype(dtype)
+        values = np.asarray(obj, dtype=dtype)
+        _order(order, values.ndim)
+        result = _from_numpy(values, _ctx(ctx))
+    extra = operator.index(ndmin) - result.ndim
+    return result.reshape((1,) * extra + result.shape) if extra > 0 else result
+
+
+def asarray(a, dtype=None, order=None, *, copy=None, ctx=None):
+    """numpy.asarray: ``a`` itself when it is an NDArray of that dtype (and context)."""
+    return array(a, dtype, copy=copy, order=order, ctx=ctx)
+
+
+def ascontiguousarray(a, dtype=None, *, ctx=None):
+    """numpy.ascontiguousarray: ``a`` itself when it is a C-contiguous NDArray of that
+    dtype, else a C-contiguous copy."""
+    result = asarray(a, dtype, ctx=ctx)
+    if result.strides != _c_strides(result.shape, result.dtype.itemsize):
+        result = result.copy()
+    return result
+
+
+def _c_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.append(step if n > 1 else 0)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def copy(a, order="K", subok=False, *, ctx=None):
+    """numpy.copy: a new array holding the values of ``a``."""
+    if isinstance(a, NDArray):
+        _order(order, a.ndim)
+        return a.copy() if ctx is None else a.copyto(Context(ctx))
+    return array(a, order=order, ctx=ctx)
 
 
 _INTP_MAX = int(np.iinfo(np.intp).max)
@@ -94,54 +164,65 @@ def _sized_shape(shape, dtype):
     return dims
 
 
-def full(shape, fill_value, dtype=None, ctx=None):
+def full(shape, fill_value, dtype=None, order="C", *, ctx=None):
     fill_value = _frozen(fill_value)
     dtype = ops.check_dtype(np.asarray(fill_value).dtype if dtype is None else dtype)
     shape = _sized_shape(shape, dtype)  # NumPy makes the array, then fills it
+    _order(order, len(shape), "CF")
     if 0 in shape and not np.ndim(fill_value) and type(fill_value) is not int:
         fill_value = 0  # NumPy converts nothing into an empty array (but checks an int)
     params = {"value": _fill_value(fill_value, dtype), "shape": shape, "dtype": dtype}
     return invoke(ops.get("fill"), [], params, ctx=_ctx(ctx))[0]
 
 
-def zeros(shape, dtype=np.float64, ctx=None):
-    return full(shape, 0, dtype if dtype is not None else np.float64, ctx)
+def zeros(shape, dtype=np.float64, order="C", *, ctx=None):
+    return full(shape, 0, dtype if dtype is not None else np.float64, order, ctx=ctx)
 
 
-def ones(shape, dtype=np.float64, ctx=None):
-    return full(shape, 1, dtype if dtype is not None else np.float64, ctx)
+def ones(shape, dtype=np.float64, order="C", *, ctx=None):
+    return full(shape, 1, dtype if dtype is not None else np.float64, order, ctx=ctx)
 
 
-def empty(shape, dtype=np.float64, ctx=None):
+def empty(shape, dtype=np.float64, order="C", *, ctx=None):
     """An array whose values are whatever its pooled memory held (as numpy.empty)."""
     dtype = ops.check_dtype(dtype if dtype is not None else np.float64)
-    return _new_array(_sized_shape(shape, dtype), dtype, _ctx(ctx))
+    shape = _sized_shape(shape, dtype)
+    _order(order, len(shape), "CF")
+    return _new_array(shape, dtype, _ctx(ctx))
 
 
-def _like(proto, dtype, ctx):
+def _like(proto, dtype, order, shape, ctx):
     """Shape, dtype and context of a ``*_like`` result. Like NumPy's, the prototype may be
     anything ``numpy.asarray`` takes (a list, a NumPy array, a scalar); then the result is
-    on ``ctx`` or the current context."""
+    on ``ctx`` or the current context. ``shape`` overrides the prototype's."""
     if not isinstance(proto, NDArray):
         proto = np.asarray(proto)  # NumPy's errors for ragged lists
-        return proto.shape, proto.dtype if dtype is None else dtype, ctx
-    return (proto.shape, proto.dtype if dtype is None else dtype,
-            proto.context if ctx is None else ctx)
+    elif ctx is None:
+        ctx = proto.context
+    shape = proto.shape if shape is None else _shape(shape)
+    _order(order, len(shape))
+    return shape, proto.dtype if dtype is None else dtype, ctx
 
 
-def zeros_like(a, dtype=None, ctx=None):
-    shape, dtype, ctx = _like(a, dtype, ctx)
-    return full(shape, 0, dtype, ctx)
+def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, ctx=None):
+    shape, dtype, ctx = _like(a, dtype, order, shape, ctx)
+    return full(shape, 0, dtype, ctx=ctx)
 
 
-def ones_like(a, dtype=None, ctx=None):
-    shape, dtype, ctx = _like(a, dtype, ctx)
-    return full(shape, 1, dtype, ctx)
+def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, ctx=None):
+    shape, dtype, ctx = _like(a, dtype, order, shape, ctx)
+    return full(shape, 1, dtype, ctx=ctx)
 
 
-def full_like(a, fill_value, dtype=None, ctx=None):
-    shape, dtype, ctx = _like(a, dtype, ctx)
-    return full(shape, fill_value, dtype, ctx)
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, ctx=None):
+    shape, dtype, ctx = _like(a, dtype, order, shape, ctx)
+    return full(shape, fill_value, dtype, ctx=ctx)
+
+
+def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, ctx=None):
+    """numpy.empty_like: the values are whatever the pooled memory held."""
+    shape, dtype, ctx = _like(prototype, dtype, order, shape, ctx)
+    return empty(shape, dtype, ctx=ctx)
 
 
 def _arange_length(start, stop, step):
@@ -169,7 +250,7 @@ def _as_fill(values, ctx):
     return invoke(ops.get("fill"), [], params, ctx=_ctx(ctx))[0]
 
 
-def arange(start, stop=None, step=None, dtype=None, ctx=None):
+def arange(start, stop=None, step=None, dtype=None, *, ctx=None):
     """numpy.arange. Small results (and arguments only NumPy can judge: huge bounds, arrays)
     are computed by NumPy at the call, so its errors, dtype and length are exact; larger ones
     are filled by the arange op, with the size checked here."""
@@ -189,20 +270,41 @@ def arange(start, stop=None, step=None, dtype=None, ctx=None):
     return invoke(ops.get("arange"), [], params, ctx=_ctx(ctx))[0]
 
 
-def linspace(start, stop, num=50, endpoint=True, dtype=None, ctx=None):
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
+             ctx=None):
     """numpy.linspace. NumPy computes a few samples at the call (all of them when there are
     few), so its errors and its result dtype (float32 bounds give float32) hold."""
     start, stop = _frozen(start), _frozen(stop)
     count = operator.index(num)  # NumPy's TypeError for a float num
     if count <= _PROBE_MAX or count > _INTP_MAX:
-        return _as_fill(np.linspace(start, stop, count, endpoint=endpoint, dtype=dtype), ctx)
-    probe = np.linspace(start, stop, 3, endpoint=endpoint, dtype=dtype)
+        values = np.linspace(start, stop, count, endpoint=endpoint, retstep=retstep,
+                             dtype=dtype, axis=axis)
+        if retstep:
+            return _as_fill(values[0], ctx), values[1]
+        return _as_fill(values, ctx)
+    probe = np.linspace(start, stop, 3, endpoint=endpoint, dtype=dtype, axis=axis)
     params = {"start": start, "stop": stop, "num": count, "endpoint": endpoint,
               "dtype": ops.check_dtype(probe.dtype)}
-    _sized_shape((count, *probe.shape[1:]), params["dtype"])
-    return invoke(ops.get("linspace"), [], params, ctx=_ctx(ctx))[0]
+    samples = np.moveaxis(probe, axis, 0).shape[1:]
+    _sized_shape((count, *samples), params["dtype"])
+    result = invoke(ops.get("linspace"), [], params, ctx=_ctx(ctx))[0]
+    if probe.ndim > 1 and axis not in (0, -probe.ndim):  # samples along ``axis``: a view
+        order = list(range(1, probe.ndim))
+        order.insert(axis % probe.ndim, 0)
+        result = result.transpose(*order)
+    if not retstep:
+        return result
+    # numpy.linspace's own step, computed the way it computes it
+    delta = np.subtract(stop, start, dtype=np.result_type(start, stop, float(count)))
+    return result, delta / (count - 1 if endpoint else count)
 
 
-def eye(N, M=None, k=0, dtype=np.float64, ctx=None):
+def eye(N, M=None, k=0, dtype=np.float64, order="C", *, ctx=None):
+    _order(order, 2, "CF")
     params = {"N": N, "M": M, "k": k, "dtype": dtype}
     return invoke(ops.get("eye"), [], params, ctx=_ctx(ctx))[0]
+
+
+def identity(n, dtype=None, *, ctx=None):
+    """numpy.identity: the n x n identity (float64 unless ``dtype``)."""
+    return eye(n, dtype=np.float64 if dtype is None else dtype, ctx=ctx)

@@ -1,0 +1,84 @@
+"""NumPy's names that hold no array data: dtypes, constants, dtype queries, ``ndarray``, and
+the error for a NumPy name ndengine lacks, so that ``import ndengine as np`` scripts run.
+
+The dtype names are NumPy's own scalar types (``ndengine.float32 is numpy.float32``), so
+``x.dtype == np.float32`` and ``zeros(3, dtype=np.int8)`` mean what they mean in NumPy.
+``float16``, ``complex64`` and ``complex128`` are left out: ndengine has no such dtype yet.
+
+``ndengine.ndarray`` is the array package (``ndengine/ndarray/``), and it answers
+``isinstance(x, ndengine.ndarray)`` and ``issubclass(cls, ndengine.ndarray)`` for NDArray, as
+``numpy.ndarray`` does for NumPy's arrays. It is not the class itself: the name is the
+package's, which code addresses as ``ndengine.ndarray.<name>``; ``ndengine.NDArray`` is the
+class.
+"""
+import sys
+import types
+import warnings
+
+import numpy as np
+
+from ..core import NDArray
+from ..ops import SUPPORTED_DTYPES
+
+DTYPE_NAMES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+               "uint64", "float32", "float64")
+# NumPy's other spellings of those dtypes, and its abstract scalar types (for issubdtype)
+DTYPE_ALIASES = ("bool", "intp", "uintp", "int_")
+ABSTRACT_TYPES = ("generic", "number", "integer", "signedinteger", "unsignedinteger",
+                  "inexact", "floating")
+CONSTANTS = {"pi": np.pi, "e": np.e, "inf": np.inf, "nan": np.nan,
+             "euler_gamma": np.euler_gamma, "newaxis": None}
+# dtype objects and queries: they take dtypes (or NumPy scalars), never array data
+DTYPE_TOOLS = {"dtype": np.dtype, "finfo": np.finfo, "iinfo": np.iinfo,
+               "issubdtype": np.issubdtype}
+
+NAMES = {name: getattr(np, name) for name in DTYPE_NAMES + DTYPE_ALIASES + ABSTRACT_TYPES}
+NAMES.update(CONSTANTS)
+NAMES.update(DTYPE_TOOLS)
+
+__all__ = ["NAMES", "missing_attribute"]
+
+
+class _ArrayPackage(types.ModuleType):
+    """The type of the ``ndengine.ndarray`` package: it is ``numpy.ndarray``'s name."""
+
+    def __instancecheck__(self, obj):
+        return isinstance(obj, NDArray)
+
+    def __subclasscheck__(self, cls):
+        return isinstance(cls, type) and issubclass(cls, NDArray)
+
+
+sys.modules[__package__].__class__ = _ArrayPackage
+
+
+def _numpy_has(module, name):
+    with warnings.catch_warnings():  # NumPy warns for some deprecated names
+        warnings.simplefilter("ignore")
+        try:
+            return getattr(module, name)
+        except AttributeError:
+            return None
+
+
+def missing_attribute(module_name, name, numpy_module=np):
+    """The AttributeError for ``<module_name>.<name>``: where NumPy has that name, it says
+    ndengine does not have it yet and shows how to use NumPy's meanwhile."""
+    found = None if name.startswith("_") else _numpy_has(numpy_module, name)
+    where = numpy_module.__name__
+    if found is None:
+        message = f"module {module_name!r} has no attribute {name!r}"
+    elif isinstance(found, type) and issubclass(found, np.generic):
+        supported = ", ".join(str(d) for d in SUPPORTED_DTYPES)
+        message = (f"ndengine does not have {where}.{name} yet: it has no such dtype "
+                   f"(supported: {supported})")
+    elif isinstance(found, types.ModuleType):
+        message = (f"ndengine does not have {where}.{name} yet; meanwhile use NumPy's on a "
+                   f"NumPy copy: {where}.{name}.<function>(x.asnumpy())")
+    elif callable(found):
+        message = (f"ndengine does not have {where}.{name} yet; meanwhile call NumPy's on "
+                   f"a NumPy copy: {where}.{name}(x.asnumpy()) (ndengine.array(result) "
+                   f"makes an NDArray of the result)")
+    else:
+        message = f"ndengine does not have {where}.{name} yet; use {where}.{name}"
+    return AttributeError(message)
