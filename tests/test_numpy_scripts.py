@@ -1,9 +1,5 @@
 """Everyday NumPy scripts run unchanged with ``import ndengine as np``: each script is a function
 of ``xp``, run with ``xp=numpy`` and ``xp=ndengine``, and the results compared.
-
-Variants marked xfail(strict) use a NumPy function ndengine does not have yet (the reason names
-it): they fail with its AttributeError now, and fail as XPASS once the function lands, to be
-unmarked then.
 """
 import numpy as np
 import pytest
@@ -11,10 +7,6 @@ import pytest
 import ndengine as nd
 
 pytestmark = pytest.mark.usefixtures("nd_engine")
-
-
-def needs(name):
-    return pytest.mark.xfail(strict=True, raises=AttributeError, reason=f"needs {name}")
 
 
 def compare(script, *args, rtol=1e-9):
@@ -96,7 +88,6 @@ def test_gradient_descent_regression():
     compare(regression)
 
 
-@needs("allclose")
 def test_gradient_descent_converges_allclose():
     def script(xp):
         w = regression(xp)[0]
@@ -130,7 +121,6 @@ def test_image_box_filter():
     compare(box_filter, IMAGE)
 
 
-@needs("pad")
 def test_image_box_filter_edge_padded():
     def script(xp, image):
         img = xp.asarray(image)
@@ -161,7 +151,6 @@ def test_descriptive_statistics():
     compare(statistics, SAMPLE)
 
 
-@needs("median, percentile")
 def test_descriptive_statistics_median_and_percentiles():
     def script(xp, sample):
         x = xp.asarray(sample)
@@ -217,7 +206,6 @@ def test_kmeans():
     compare(kmeans, BLOBS)
 
 
-@needs("linalg")
 def test_kmeans_with_linalg_norm():
     def script(xp, points):
         X = xp.asarray(points)
@@ -247,7 +235,6 @@ def test_heat_equation_stencil():
     compare(heat)
 
 
-@needs("roll")
 def test_heat_equation_periodic_with_roll():
     def script(xp):
         u = xp.exp(-100 * (xp.linspace(0, 1, 50, endpoint=False) - 0.5) ** 2)
