@@ -131,13 +131,23 @@ class NDArray(_RawArray):
 
     @property
     def engine_var(self):
-        """The engine var this array's operations read and write (shared with its views)."""
-        return self._chunk.var
+        """The engine var this array's operations read and write (shared with its views); ops
+        this array's thread gathered on it (segment.py) are pushed first, so that an op pushed
+        on the var directly comes after them."""
+        chunk = self._chunk
+        window = chunk.window
+        if window is not None and window.open:
+            _flush_window(window)
+        return chunk.var
 
     # ------------------------------------------------------------ waiting and values
     def wait_to_read(self):
         """Block until every pending write to this array has finished; raise its error."""
-        _engine_mod.get().wait_for_var(self._chunk.var)
+        chunk = self._chunk
+        window = chunk.window
+        if window is not None and window.open:
+            _flush_window(window)
+        _engine_mod.get().wait_for_var(chunk.var)
         return self
 
     def wait_to_write(self):
@@ -149,6 +159,9 @@ class NDArray(_RawArray):
         state that exists in serial order: a write pushed meanwhile by another thread lands
         wholly before or wholly after it, never half into it."""
         chunk = self._chunk
+        window = chunk.window
+        if window is not None and window.open:
+            _flush_window(window)
         ctx = chunk.ctx
         engine = _engine_mod.get()
         copied = []
@@ -506,6 +519,7 @@ def _is_basic_key(key):
 
 _array_type[0] = NDArray
 
-# pipeline.py needs NDArray defined: imported last
+# pipeline.py and segment.py need NDArray defined: imported last
+from .segment import flush_window as _flush_window  # noqa: E402
 from .pipeline import (as_operand as _as_operand, copy_between as _copy_between,  # noqa: E402
                      from_numpy as _from_numpy, invoke)

@@ -5,6 +5,9 @@ A `Chunk` holds one engine var and ``data``, a pool buffer taken by the first op
 on a chunk goes away, the chunk hands its var to the engine's ``delete_variable``, which returns
 the buffer to the pool once every op pushed on it has finished (at once when none is pending).
 
+Both carry ``window``: the open segment window (segment.py) whose gathered ops touch the chunk,
+or None (a window that is no longer open means nothing).
+
 A `SmallChunk` (a CPU array of at most ``SMALL_BYTES``) is the same without the pool and without
 the deletion: its ``data`` is a NumPy array of the array's own shape and dtype, made with the
 array, and freed by reference counting. Why: the pool exists for large buffers, whose first
@@ -34,13 +37,14 @@ class Chunk:
     """Storage shared by an array and its views: one engine var, and ``data``, a pool buffer
     taken by the first op that runs on it (None until then)."""
 
-    __slots__ = ("var", "ctx", "nbytes", "data", "__weakref__")
+    __slots__ = ("var", "ctx", "nbytes", "data", "window", "__weakref__")
 
     def __init__(self, nbytes, ctx, engine):
         self.var = engine.new_variable()
         self.ctx = ctx
         self.nbytes = nbytes
         self.data = None
+        self.window = None  # never gathered (segment.py): only small chunks are
 
     def allocate(self):
         data = storage.alloc(self.nbytes, self.ctx)
@@ -67,7 +71,7 @@ class SmallChunk:
     """A small CPU array's storage: one engine var and ``data``, a NumPy array of the array's
     shape and dtype (see the module docstring)."""
 
-    __slots__ = ("var", "ctx", "nbytes", "data", "__weakref__")
+    __slots__ = ("var", "ctx", "nbytes", "data", "window", "__weakref__")
 
     def allocate(self):
         return self.data
@@ -108,6 +112,7 @@ def new_array(shape, dtype, ctx, engine=None):
         chunk.var = (engine or _engine_mod.get()).new_variable()
         chunk.ctx = ctx
         chunk.nbytes = nbytes
+        chunk.window = None  # the open segment window that touches it (segment.py)
         chunk.data = arr._view_cache = _np_empty(shape, dtype)
         arr._chunk = chunk
     else:

@@ -16,6 +16,7 @@ from ..ops import OpReq
 from ..ops.plans import NO_ALIAS as _NO_ALIAS, OVERLAP as _OVERLAP, SAME_VIEW as _SAME_VIEW
 from ..ops.plans import NUMPY_SCALAR_TYPES as _NUMPY_SCALARS
 from ..ops.plans import input_key as _input_key, param_key as _param_key
+from . import segment as _segment
 from .array import NDArray
 from .chunk import SMALL_BYTES, SmallChunk as _SmallChunk, new_array as _new_array
 
@@ -147,7 +148,8 @@ class _BoundRun:
     """The run of an op whose arrays are all small (SmallChunk): their memory exists at the
     push, so the views are taken there and the worker only calls the plan's run."""
 
-    __slots__ = ("run", "args", "outs", "req", "params")
+    # reads, writes, name, origin: set only when a segment gathers it (segment.py)
+    __slots__ = ("run", "args", "outs", "req", "params", "reads", "writes", "name", "origin")
 
     def __init__(self, run, args, outs, req, params):
         self.run = run
@@ -301,10 +303,17 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
         writes.extend(extra_writes)
     if small and cast_into is None and device == "cpu":
         run = _BoundRun(plan.run, args, outs, req, params)
+        if engine.bulk_size > 1 and not extra_writes and not overwrites:
+            _segment.append(engine, ctx, run, reads, writes, op.name, inputs, outputs,
+                            out is None)
+            return outputs
         prop = _ASYNC
     else:
         run = _Run(plan, inputs, outputs, req, params, cast_into)
         prop = _ASYNC if small and device == "cpu" else _NORMAL
+    _segment.flush_own()  # gathered ops of this thread go first, and any touching these arrays
+    _segment.flush_touching(inputs)
+    _segment.flush_touching(outputs)
     engine.push_sync(run, ctx, reads, writes, prop, 0, op.name,
                      run.describe,  # called only by a profiler
                      _engine_mod.caller_origin,  # called only when needed: the user's line
@@ -313,6 +322,8 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
 
 
 def waitall():
-    """Block until every pushed operation has finished; raise the first unseen error."""
+    """Block until every pushed operation has finished; raise the first unseen error. Every
+    thread's gathered ops (segment.py) are pushed first."""
+    _segment.flush_all()
     _engine_mod.get().wait_for_all()
 

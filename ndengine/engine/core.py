@@ -33,6 +33,8 @@ Engine state, field by field (all guarded by ``_lock``, except as noted)
     _pending         blocks pushed and not finished (WAIT markers excluded).
     _pending_now     ops running inline without a block (``_run_now``).
     _max_pending     push blocks, while more are pending, until ``_resume_at`` or fewer remain.
+    _bulk_size       how many tiny ops a pushing thread may gather into one push (``bulk_size``;
+                     read without the lock).
     _sleepers        locks of threads sleeping in a wait, in back-pressure or in a fork; a
                      completion releases them all when the engine goes idle, when ``_pending``
                      reaches ``_resume_at``, while ``_forking``, or always on the NaiveEngine.
@@ -66,7 +68,7 @@ from .lifecycle import POLL, LifecycleMixin, Operator, tls
 from .recording import Recorder
 from .transitions import (RUNNING_INLINE, claim_inline, normalize, normalize_vars,
                           release_inline)
-from .var import DISPATCHED, OP, WAIT, OprBlock, ThreadedVar
+from .var import DISPATCHED, OP, TOLERANT, WAIT, OprBlock, ThreadedVar
 
 __all__ = ["EngineCore", "NORMAL", "ASYNC", "default_stream_factory"]
 
@@ -124,6 +126,7 @@ class EngineCore(ExecutorMixin, LifecycleMixin):
             raise ValueError(f"max_pending must be an integer of at least 1, got {max_pending!r}")
         self._max_pending = max_pending
         self._resume_at = max_pending * 3 // 4
+        self._bulk_size = 1 if self._inline_all else env_int("NDENGINE_BULK_SIZE", 64, minimum=1)
         self._hook = None
         self._recorder = Recorder()  # the hook behind ``profiling`` and ``take_records``
         self._any_failed = False  # kept across fork, like the errors on the vars
@@ -181,6 +184,33 @@ class EngineCore(ExecutorMixin, LifecycleMixin):
         hook(name or getattr(fn, "__name__", "op"), ctx, reads, writes, info, start,
              _perf_ns(), failed)
 
+    # ---------------------------------------------------------------- bulking
+    @property
+    def bulk_size(self):
+        """How many tiny ops a pushing thread may gather into one push (MXNet's bulk size; the
+        gathering is core/segment.py's). 1: every op is pushed alone (always on the
+        NaiveEngine, which runs each op at its push). Default: NDENGINE_BULK_SIZE, else 64."""
+        return self._bulk_size
+
+    def set_bulk_size(self, size):
+        """Set ``bulk_size`` (an int >= 1); returns the previous one. The NaiveEngine keeps 1."""
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ValueError(f"bulk size must be an integer of at least 1, got {size!r}")
+        previous = self._bulk_size
+        if not self._inline_all:
+            self._bulk_size = size
+        return previous
+
+    def any_failed(self, vars):
+        """True when one of ``vars`` holds the error of a failed op. Stable only inside an op
+        that uses them (a TOLERANT op asks it: nothing else can write them then)."""
+        if not self._any_failed:
+            return False  # no op ever failed: the common case costs one check
+        for var in vars:
+            if var.error is not None:
+                return True
+        return False
+
     # ---------------------------------------------------------------- vars and operators
     def new_variable(self):
         return ThreadedVar(next(self._var_ids))
@@ -209,11 +239,12 @@ class EngineCore(ExecutorMixin, LifecycleMixin):
 
     # ---------------------------------------------------------------- pushing
     def push_sync(self, fn, ctx, const_vars=(), mutable_vars=(), prop=NORMAL, priority=0,
-                  name=None, info=None, origin=None, overwrites=()):
+                  name=None, info=None, origin=None, overwrites=(), tolerant=False):
         """Push fn(run_ctx). ``origin``: where the push came from, named in the note of its
         error; ``overwrites``: written vars the op overwrites completely; ``info``: profiler
         arguments, or a callable giving them, called only by a run hook (see push docs in
-        engine/__init__.py)."""
+        engine/__init__.py); ``tolerant``: the op runs even when a var it uses failed (it asks
+        ``any_failed(vars)`` and handles that itself), unless it was cancelled."""
         if self._deferred:
             self._flush_deferred()
         if overwrites:
@@ -225,8 +256,8 @@ class EngineCore(ExecutorMixin, LifecycleMixin):
                 fn, ctx, const_vars, mutable_vars, name, info, origin):
             return
         self._push_block(OprBlock(fn, False, ctx, const_vars, mutable_vars, prop, priority,
-                                  next(self._seq), name, info, OP, None, False,
-                                  resolve_origin(origin), overwrites))
+                                  next(self._seq), name, info, TOLERANT if tolerant else OP,
+                                  None, False, resolve_origin(origin), overwrites))
 
     def push_async(self, fn, ctx, const_vars=(), mutable_vars=(), prop=NORMAL, priority=0,
                    name=None, info=None, origin=None, overwrites=()):

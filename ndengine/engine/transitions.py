@@ -25,7 +25,7 @@ The shapes handled are the commonest ones (one written var, at most two read var
 goes through a block.
 """
 from .errors import Cancelled
-from .var import DELETE, WRITE_TRIGGERED, OprBlock, inherited_failure
+from .var import DELETE, TOLERANT, WRITE_TRIGGERED, OprBlock, inherited_failure
 
 __all__ = ["RUNNING_INLINE", "normalize_vars", "normalize", "claim_inline", "release_inline",
            "skip_error"]
@@ -155,12 +155,15 @@ def skip_error(block, cancel_below):
     traceback, error_seq) when it must not run, else None. A block pushed before the last
     ``cancel_pending`` (``seq < cancel_below``) fails with `Cancelled`; one that reads a failed
     var, or writes one it does not overwrite completely, inherits the earliest failure
-    (`inherited_failure`). Deletions always run."""
+    (`inherited_failure`). Deletions always run; a TOLERANT block runs unless cancelled (it
+    handles failed vars itself)."""
     if block.kind is DELETE:
         return None
     if block.seq < cancel_below:
         return (Cancelled(f"{block.name or 'the op'} was cancelled before it started "
                           "(cancel_pending); its outputs hold no value"), None, block.seq)
+    if block.kind is TOLERANT:
+        return None
     failed = inherited_failure(block.const_vars, block.mutable_vars, block.overwrites)
     if failed is not None:
         return failed.error, failed.error_tb, failed.error_seq

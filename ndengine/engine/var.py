@@ -32,7 +32,9 @@ OprBlock, field by field
                        (code object, instruction offset) of the pushing frame (see errors.py).
     wait               how many grants it still waits for: starts at reads + writes + 1; the push
                        itself holds the last one, so an op never runs before it is fully queued.
-    kind               OP, DELETE (runs even on a failed var) or WAIT (a wait_for_var marker,
+    kind               OP, DELETE (runs even on a failed var), TOLERANT (runs even when a var
+                       it uses failed, unless cancelled: it asks ``engine.any_failed(vars)``
+                       and handles the failure; a bulk of tiny ops, core/segment.py) or WAIT (a wait_for_var marker,
                        finished the moment it is granted; never run by a worker).
     opr                the reusable Operator it came from, or None.
     profiling          report this run to the engine's own recorder even when no run hook
@@ -63,11 +65,12 @@ same rule.
 """
 from collections import deque
 
-__all__ = ["ThreadedVar", "OprBlock", "WRITE_TRIGGERED", "OP", "DELETE", "WAIT", "DISPATCHED",
+__all__ = ["ThreadedVar", "OprBlock", "WRITE_TRIGGERED", "OP", "DELETE", "WAIT", "TOLERANT",
+           "DISPATCHED",
            "inherited_failure"]
 
 WRITE_TRIGGERED = -1
-OP, DELETE, WAIT = 0, 1, 2
+OP, DELETE, WAIT, TOLERANT = 0, 1, 2, 3
 DISPATCHED = 1 << 40  # OprBlock.stage once the block went to a pool (beyond any var count)
 
 

@@ -1,0 +1,302 @@
+"""The pending segment: tiny ops gathered in front of the engine and pushed as one (bulking).
+
+MXNet's ``BulkAppend``/``BulkFlush``. A small op costs more to push than to run, so each pushing
+thread gathers its ops whose arrays are all small (those ``invoke`` binds to their memory at
+the call: `pipeline._BoundRun`) into a window, and pushes the window as ONE engine op once it
+holds the engine's ``bulk_size`` ops, or sooner when something needs its results or its place
+in the order:
+
+* any other op this thread pushes (a large array, another context, a random draw, a copy to a
+  device, an op with ``overwrites``): the window goes first;
+* a wait or a value read on an array the window touches (``wait_to_read``, ``asnumpy``,
+  ``print``, ``bool``, ``float``, ``item``, ``engine_var``), from any thread; ``waitall``
+  flushes every thread's window;
+* another thread's op on an array the window touches (reads or writes): that thread flushes
+  the window first. Each chunk the window touches carries a mark (``chunk.window``);
+* another engine or context; a fork (before it); interpreter exit.
+
+Semantics are those of pushing each op. The window's op reads the vars its ops read and none
+writes, and writes every var they write, so the engine orders it as it would order them. It is
+a TOLERANT engine op: it runs even when one of its vars failed. Then, or when one of its ops
+raises, it runs no further op itself: the ops from that one on are pushed one by one from
+inside it, so they queue behind it and each fails, inherits a failure or succeeds exactly as it
+would have alone, under its own name and with the user's line that pushed it. A Ctrl-C while
+the window's op runs in the pushing thread fails every output of the window with the
+"interrupted" error, as it fails a single op's outputs.
+
+Segment, field by field (one per pushing thread)
+    lock      guards ``window`` and the window's fields: the owner appends, any thread flushes.
+    window    the open `Window`, or None.
+    owner     the owning thread's ident.
+Window, field by field (one per gathering; the next op opens a new one)
+    segment   the Segment it belongs to.
+    open      True until it is pushed; a mark naming a window that is not open means nothing.
+    engine    the engine of its ops (the current one at its first op).
+    ctx       the context of its ops.
+    nodes     its ops (`_BoundRun`, with ``reads``, ``writes``, ``name``, ``origin`` set), in
+              push order.
+    roles     dict var -> role: "read" (its ops read it, none writes it), "write" (one writes
+              it), "fresh" (the var of an array one of its ops made).
+    fresh     the chunks of the arrays its ops made; at the push, those that died meanwhile
+              leave the op's writes (``Window.vars``).
+Invariant: every var of every node has a role, and every chunk of every
+node's arrays is marked with the window, before the node is appended (the append is the last
+step, one C call: an interrupt leaves at most extra marks and vars, which cost only order).
+Open windows are kept in ``_OPEN`` too, so a thread that ends with one keeps it until a wait,
+another thread, ``waitall`` or interpreter exit pushes it.
+
+A window's op runs once however often it is pushed (``_Bulk.ran``): a Ctrl-C during its push
+may land before or after the engine queued it, so the flush pushes it again until one push
+returns, then lets the interrupt go on.
+"""
+import atexit
+import os
+import sys
+import threading
+
+from .. import engine as _engine_mod
+from ..engine import FnProperty
+from .array import NDArray
+
+__all__ = ["append", "flush_touching", "flush_own", "flush_all", "flush_window"]
+
+_ASYNC = FnProperty.ASYNC
+_READ, _WRITE, _FRESH = "read", "write", "fresh"  # a var's role in a window
+# references to a dead fresh chunk during Window.vars: the list, the loop, getrefcount's argument
+_HELD_BY_WINDOW = 3
+_getrefcount = sys.getrefcount
+_get_ident = threading.get_ident
+_tls = threading.local()
+_OPEN = set()  # segments with an open window (strong references: see the module docstring)
+_OPEN_LOCK = threading.Lock()
+
+
+class Segment:
+    __slots__ = ("lock", "window", "owner", "__weakref__")
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.window = None
+        self.owner = _get_ident()
+
+
+class Window:
+    __slots__ = ("segment", "open", "engine", "ctx", "nodes", "roles", "fresh")
+
+    def __init__(self, segment, engine, ctx):
+        self.segment = segment
+        self.open = True
+        self.engine = engine
+        self.ctx = ctx
+        self.nodes = []
+        self.roles = {}
+        self.fresh = []
+
+    def vars(self):
+        """(reads, writes) of the window's op: the vars its ops read and none writes; the
+        vars they write, but of the arrays they made only those still alive (a temporary
+        that died in the window was never seen outside it: nothing can wait on it)."""
+        reads, writes = [], []
+        for var, role in self.roles.items():
+            if role is _READ:
+                reads.append(var)
+            elif role is _WRITE:
+                writes.append(var)
+        for chunk in self.fresh:
+            if _getrefcount(chunk) > _HELD_BY_WINDOW:
+                writes.append(chunk.var)
+        return reads, writes
+
+
+def _own():
+    segment = getattr(_tls, "segment", None)
+    if segment is None:
+        segment = _tls.segment = Segment()
+    return segment
+
+
+class _Bulk:
+    """The engine op of a flushed window: its ops in push order (see the module docstring)."""
+
+    __slots__ = ("engine", "ctx", "nodes", "vars", "ran")
+
+    def __init__(self, window, reads, writes):
+        self.engine = window.engine
+        self.ctx = window.ctx
+        self.nodes = window.nodes
+        self.vars = (*reads, *writes)
+        self.ran = False
+
+    def describe(self):
+        """Profiler arguments: the member ops, in order."""
+        return {"ops": [node.name for node in self.nodes]}
+
+    def __call__(self, run_ctx):
+        if self.ran:
+            return  # pushed again after a Ctrl-C during its first push: it ran already
+        self.ran = True
+        if self.engine.any_failed(self.vars):
+            return self._push_singly(0)
+        done = 0
+        try:
+            for node in self.nodes:
+                node(run_ctx)
+                done += 1
+        except Exception:  # noqa: BLE001 - the op raises again, alone, and keeps its error
+            self._push_singly(done)
+
+    def _push_singly(self, start):
+        """Push the ops from ``start`` on one by one: they queue behind this op."""
+        push = self.engine.push_sync
+        ctx = self.ctx
+        for node in self.nodes[start:]:
+            push(node, ctx, node.reads, node.writes, _ASYNC, 0, node.name, node.describe,
+                 node.origin)
+
+
+def append(engine, ctx, run, reads, writes, name, inputs, outputs, fresh):
+    """Gather ``run`` (an op on small arrays: it reads ``reads``, writes ``writes``, touches
+    the chunks of the NDArrays among ``inputs`` and of ``outputs``; ``fresh``: its outputs
+    are new arrays, ``writes`` their vars) into this thread's window; push the window when it
+    is full."""
+    try:
+        segment = _tls.segment
+    except AttributeError:
+        segment = _tls.segment = Segment()
+    for x in inputs:  # another thread's open window on one of the arrays goes first
+        if type(x) is NDArray:
+            window = x._chunk.window
+            if window is not None and window.segment is not segment and window.open:
+                flush_window(window)
+    if not fresh:
+        for x in outputs:
+            window = x._chunk.window
+            if window is not None and window.segment is not segment and window.open:
+                flush_window(window)
+    run.reads = reads
+    run.writes = writes
+    run.name = name
+    run.origin = _engine_mod.caller_origin()
+    with segment.lock:
+        window = segment.window
+        if window is None or window.engine is not engine or window.ctx is not ctx:
+            if window is not None:
+                _flush_locked(segment)
+            with _OPEN_LOCK:
+                _OPEN.add(segment)  # first: an interrupt leaves it there with no window
+            window = segment.window = Window(segment, engine, ctx)
+        roles = window.roles
+        for var in reads:
+            if var not in roles:
+                roles[var] = _READ
+        for x in inputs:
+            if type(x) is NDArray:
+                x._chunk.window = window
+        if fresh:
+            fresh_chunks = window.fresh
+            for x in outputs:
+                chunk = x._chunk
+                chunk.window = window
+                fresh_chunks.append(chunk)
+                roles[chunk.var] = _FRESH
+        else:
+            for var in writes:
+                if roles.get(var) is not _FRESH:
+                    roles[var] = _WRITE
+            for x in outputs:
+                x._chunk.window = window
+        nodes = window.nodes
+        nodes.append(run)  # the last step (see the invariant)
+        if len(nodes) >= engine.bulk_size:
+            _flush_locked(segment)
+
+
+def flush_window(window):
+    """Push ``window`` if it is still open (from any thread)."""
+    segment = window.segment
+    with segment.lock:
+        if segment.window is window:
+            _flush_locked(segment)
+
+
+def flush_own():
+    """Push this thread's open window, if any: before an op that is not gathered."""
+    segment = getattr(_tls, "segment", None)
+    if segment is not None and segment.window is not None:
+        with segment.lock:
+            _flush_locked(segment)
+
+
+def flush_touching(arrays):
+    """Push every open window that touches one of the NDArrays among ``arrays``."""
+    for x in arrays:
+        if type(x) is NDArray:
+            window = x._chunk.window
+            if window is not None and window.open:
+                flush_window(window)
+
+
+def flush_all():
+    """Push every thread's open window (``waitall``, fork, interpreter exit)."""
+    with _OPEN_LOCK:
+        segments = list(_OPEN)
+    for segment in segments:
+        with segment.lock:
+            _flush_locked(segment)
+
+
+def _flush_locked(segment):
+    """With ``segment.lock`` held: push its open window as one op, if it has one. A Ctrl-C
+    before the push leaves the window open; one during or after it is held back until the
+    window is pushed and closed, then raised."""
+    window = segment.window
+    if window is None:
+        return
+    nodes = window.nodes
+    interrupt = None
+    if nodes:
+        reads, writes = window.vars()
+        bulk = _Bulk(window, reads, writes)
+        first = nodes[0]
+        name = first.name if len(nodes) == 1 else f"bulk of {len(nodes)}"
+        pushed = False
+        while not pushed:  # a bulk runs once however often it is pushed (module docstring)
+            try:
+                try:
+                    window.engine.push_sync(bulk, window.ctx, reads, writes, _ASYNC, 0, name,
+                                            bulk.describe, first.origin, (), True)
+                    pushed = True
+                except KeyboardInterrupt as exc:
+                    interrupt = exc
+            except KeyboardInterrupt as exc:  # a second one, in the handler above
+                interrupt = exc
+    # Closed in this order, so that an interrupt between two steps leaves nothing that can
+    # gather into a pushed window: the segment forgets it first (marks naming it are then
+    # ignored by flush_window), then it is marked closed, then its chunks are let go.
+    segment.window = None
+    window.open = False
+    window.fresh = ()
+    with _OPEN_LOCK:
+        _OPEN.discard(segment)
+    if interrupt is not None:
+        raise interrupt
+
+
+def _flush_before_fork():
+    segment = getattr(_tls, "segment", None)
+    if segment is not None and segment.window is not None and not segment.lock.locked():
+        with segment.lock:
+            _flush_locked(segment)
+
+
+def _reset_after_fork():
+    """In the child: only the forking thread exists; other threads' windows stay reachable
+    through their marks and ``_OPEN``, but their locks may have been held at the fork."""
+    global _OPEN_LOCK
+    _OPEN_LOCK = threading.Lock()
+    for segment in list(_OPEN):
+        segment.lock = threading.Lock()
+
+
+os.register_at_fork(before=_flush_before_fork, after_in_child=_reset_after_fork)
+atexit.register(flush_all)

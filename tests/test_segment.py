@@ -1,0 +1,238 @@
+"""The pending segment (core/segment.py): tiny ops gathered per thread and pushed as one.
+
+Each test runs under all three engines; on the NaiveEngine (bulk size 1) nothing is gathered
+and the same assertions on values and errors must hold. Exact window states are asserted where
+the engine gathers.
+"""
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import ndengine as nd
+from ndengine import ops
+from ndengine.core import segment
+from ndengine.engine.errors import NOTE_PREFIX
+from ndarray_helpers import drain_errors
+
+pytestmark = pytest.mark.usefixtures("nd_engine")
+
+
+def gathers():
+    return nd.engine.get().bulk_size > 1
+
+
+def window_of(x):
+    window = x._chunk.window
+    return window if window is not None and window.open else None
+
+
+@ops.register("test_segment_fail", num_inputs=1, kind="unary", replace=True,
+              infer=lambda x: [(x.shape, x.dtype)])
+def _fail(inputs, outputs, req):
+    raise ZeroDivisionError("test_segment_fail raised on purpose")
+
+
+def failing(x):
+    return nd.core.invoke(ops.get("test_segment_fail"), [x])[0]
+
+
+# ---------------------------------------------------------------- gathering and flushing
+def test_ops_are_gathered_until_the_bulk_size(nd_engine):
+    if not gathers():
+        x = nd.zeros(4) + 1
+        assert window_of(x) is None
+        return
+    size = nd_engine.bulk_size
+    previous = nd_engine.set_bulk_size(8)
+    try:
+        x = nd.zeros(4)  # the fill is the window's first op
+        for i in range(6):
+            x = x + 1
+        window = window_of(x)
+        assert window is not None and len(window.nodes) == 7
+        assert window.segment is segment._tls.segment
+        reads, writes = window.vars()
+        assert reads == [] and writes == [x._chunk.var]  # the dropped temporaries left
+        x = x + 1  # the 8th op pushes the window
+        assert window_of(x) is None and not window.open
+        np.testing.assert_array_equal(x.asnumpy(), np.full(4, 7.0))
+    finally:
+        nd_engine.set_bulk_size(previous)
+    assert nd_engine.bulk_size == size
+
+
+@pytest.mark.parametrize("read", ["wait_to_read", "asnumpy", "print", "bool", "float", "item",
+                                  "engine_var"])
+def test_every_wait_or_value_read_flushes(read, capsys):
+    x = nd.ones(()) * 3
+    y = x + 1
+    if gathers():
+        assert window_of(y) is not None
+    values = {"wait_to_read": lambda: float(y.wait_to_read()._data()),
+              "asnumpy": lambda: float(y.asnumpy()), "print": lambda: print(y),
+              "bool": lambda: bool(y), "float": lambda: float(y), "item": lambda: y.item(),
+              "engine_var": lambda: y.engine_var}
+    got = values[read]()
+    assert window_of(y) is None
+    if read in ("asnumpy", "float", "item", "wait_to_read"):
+        assert got == 4.0
+    nd.waitall()
+
+
+def test_waitall_flushes_every_thread():
+    results = {}
+
+    def worker():
+        results["y"] = nd.ones(3) * 5  # left in this thread's window when it ends
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    y = results["y"]
+    nd.waitall()
+    assert window_of(y) is None
+    np.testing.assert_array_equal(y.asnumpy(), np.full(3, 5.0))
+
+
+def test_another_threads_read_flushes_the_window_first():
+    x = nd.ones(3) * 2  # gathered by this thread
+    got = {}
+
+    def reader():
+        got["z"] = (x + 1).asnumpy()
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    thread.join()
+    np.testing.assert_array_equal(got["z"], np.full(3, 3.0))
+
+
+def test_another_threads_write_waits_for_the_windows_reads():
+    x = nd.ones(3)
+    x.wait_to_read()
+    y = x * 10  # gathered: reads x
+    done = threading.Event()
+
+    def writer():
+        x[:] = 7  # must land after y's read of x
+        done.set()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    thread.join()
+    np.testing.assert_array_equal(y.asnumpy(), np.full(3, 10.0))
+    np.testing.assert_array_equal(x.asnumpy(), np.full(3, 7.0))
+
+
+def test_an_op_that_is_not_gathered_pushes_the_window_first():
+    small = nd.ones(4) * 2
+    large = nd.ones(1 << 15)  # 256 KiB: not gathered
+    total = (large * small[0]).sum()  # reads small through a view
+    assert window_of(small) is None
+    assert float(total) == 2.0 * (1 << 15)
+
+
+def test_in_place_ops_in_a_window_keep_their_order():
+    x = nd.zeros(5)
+    y = x + 1
+    x += 10
+    z = x * y
+    y += x
+    np.testing.assert_array_equal(z.asnumpy(), np.full(5, 10.0))
+    np.testing.assert_array_equal(y.asnumpy(), np.full(5, 11.0))
+    np.testing.assert_array_equal(x.asnumpy(), np.full(5, 10.0))
+
+
+# ---------------------------------------------------------------- errors
+def test_an_op_that_raises_fails_alone_with_its_name_and_line():
+    if not gathers():
+        pytest.skip("the NaiveEngine raises at the push (test_engine_errors.py)")
+    a = nd.ones(3)
+    b = a + 1
+    bad = failing(a)  # the failing line
+    c = b * 2  # independent of the failure: computed
+    d = bad + 1  # inherits the failure
+    assert window_of(d) is window_of(a) is not None  # all in one window
+    np.testing.assert_array_equal(c.asnumpy(), np.full(3, 4.0))
+    with pytest.raises(ZeroDivisionError) as info:
+        d.asnumpy()
+    notes = "\n".join(getattr(info.value, "__notes__", []))
+    assert NOTE_PREFIX + "test_segment_fail" in notes
+    assert f"{os.path.basename(__file__)}:" in notes
+    with pytest.raises(ZeroDivisionError):
+        bad.wait_to_read()
+    drain_errors()
+
+
+def test_a_failed_input_fails_only_the_ops_that_read_it():
+    if not gathers():
+        pytest.skip("the NaiveEngine raises at the push (test_engine_errors.py)")
+    bad = failing(nd.ones(2))
+    with pytest.raises(ZeroDivisionError):
+        bad.wait_to_read()
+    drain_errors()
+    good = nd.ones(2) + 1  # the same window as the op reading the failed array
+    worse = bad + 1
+    assert window_of(good) is window_of(worse) is not None
+    np.testing.assert_array_equal(good.asnumpy(), np.full(2, 2.0))
+    with pytest.raises(ZeroDivisionError):
+        worse.asnumpy()
+    drain_errors()
+
+
+# ---------------------------------------------------------------- interrupts and profiles
+def test_a_window_pushed_twice_runs_once(nd_engine, monkeypatch):
+    if not gathers():
+        pytest.skip("the NaiveEngine gathers nothing")
+    x = nd.zeros(3)
+    x += 1
+    real = nd_engine.push_sync
+    calls = []
+
+    def interrupted_after_the_push(*args, **kwargs):
+        real(*args, **kwargs)
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt  # as if Ctrl-C landed right after the engine queued it
+
+    monkeypatch.setattr(nd_engine, "push_sync", interrupted_after_the_push)
+    with pytest.raises(KeyboardInterrupt):
+        segment.flush_own()
+    monkeypatch.undo()
+    assert len(calls) == 2  # pushed again: it may not have been queued
+    np.testing.assert_array_equal(x.asnumpy(), np.ones(3))  # += ran once
+
+
+def test_the_profiler_shows_a_window_as_one_event_listing_its_ops(nd_engine):
+    if not gathers():
+        pytest.skip("the NaiveEngine gathers nothing")
+    records = []
+    previous = nd_engine.set_run_hook(lambda name, ctx, reads, writes, info, start, end, failed:
+                                      records.append((name, info() if callable(info) else info)))
+    try:
+        x = nd.zeros(2)
+        x = x + 1
+        x = x * 3
+        x.wait_to_read()
+    finally:
+        nd_engine.set_run_hook(previous)
+    assert records == [("bulk of 3", {"ops": ["fill", "add", "multiply"]})]
+
+
+def test_fork_child_sees_the_gathered_values():
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork")
+    x = nd.ones(4) * 6  # gathered before the fork
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            code = 0 if x.asnumpy().tolist() == [6.0] * 4 else 3
+        except BaseException:  # noqa: B902
+            code = 4
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0
+    np.testing.assert_array_equal(x.asnumpy(), np.full(4, 6.0))
