@@ -183,26 +183,33 @@ def test_a_failed_input_fails_only_the_ops_that_read_it():
 
 
 # ---------------------------------------------------------------- interrupts and profiles
-def test_a_window_pushed_twice_runs_once(nd_engine, monkeypatch):
+def test_a_flush_cut_short_by_ctrl_c_is_finished_by_the_next_and_runs_once(nd_engine,
+                                                                          monkeypatch):
     if not gathers():
         pytest.skip("the NaiveEngine gathers nothing")
     x = nd.zeros(3)
     x += 1
+    window = window_of(x)
     real = nd_engine.push_sync
     calls = []
 
     def interrupted_after_the_push(*args, **kwargs):
         real(*args, **kwargs)
         calls.append(1)
-        if len(calls) == 1:
-            raise KeyboardInterrupt  # as if Ctrl-C landed right after the engine queued it
+        raise KeyboardInterrupt  # as if Ctrl-C landed right after the engine queued it
 
     monkeypatch.setattr(nd_engine, "push_sync", interrupted_after_the_push)
     with pytest.raises(KeyboardInterrupt):
         segment.flush_own()
     monkeypatch.undo()
-    assert len(calls) == 2  # pushed again: it may not have been queued
+    assert calls == [1]
+    # the window is still the segment's, its flush begun: nothing more gathers into it
+    assert segment._tls.segment.window is window and window.bulk is not None
+    assert not window.pushed
+    y = x + 1  # finishes the flush (pushing the op again), then opens a new window
+    assert window_of(x) is not window and not window.open
     np.testing.assert_array_equal(x.asnumpy(), np.ones(3))  # += ran once
+    np.testing.assert_array_equal(y.asnumpy(), np.full(3, 2.0))
 
 
 def test_the_profiler_shows_a_window_as_one_event_listing_its_ops(nd_engine):
@@ -236,3 +243,23 @@ def test_fork_child_sees_the_gathered_values():
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 0
     np.testing.assert_array_equal(x.asnumpy(), np.full(4, 6.0))
+
+
+def test_windows_queued_behind_a_failure_keep_every_op_and_its_order():
+    """Windows pushed one after another while an array they write has failed: each op of
+    each window inherits the failure or runs, in push order, before any later read."""
+    if not gathers():
+        pytest.skip("the NaiveEngine raises at the push (test_engine_errors.py)")
+    good, bad = nd.zeros(16), nd.zeros(16)
+    nd.core.invoke(ops.get("test_segment_fail"), [good], out=bad)
+    with pytest.raises(ZeroDivisionError):
+        bad.wait_to_read()
+    drain_errors()
+    for _ in range(12):
+        good += 1
+        bad += 1
+        segment.flush_own()  # a window per round, each queued behind the last
+    np.testing.assert_array_equal(good.asnumpy(), np.full(16, 12.0))
+    with pytest.raises(ZeroDivisionError):
+        bad.asnumpy()
+    drain_errors()

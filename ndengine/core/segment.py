@@ -17,10 +17,11 @@ in the order:
 
 Semantics are those of pushing each op. The window's op reads the vars its ops read and none
 writes, and writes every var they write, so the engine orders it as it would order them. It is
-a TOLERANT engine op: it runs even when one of its vars failed. Then, or when one of its ops
-raises, it runs no further op itself: the ops from that one on are pushed one by one from
-inside it, so they queue behind it and each fails, inherits a failure or succeeds exactly as it
-would have alone, under its own name and with the user's line that pushed it. A Ctrl-C while
+a TOLERANT engine op: it runs even when one of its vars failed, and applies the engine's
+failure rule to each of its ops itself: an op that reads a failed var (or writes one) is
+skipped and its outputs take the earliest failure (``engine.inherit_failure``); an op that
+raises fails its own outputs with its error, its name and the user's line that pushed it
+(``engine.fail_part``), and the window goes on with the next op. A Ctrl-C while
 the window's op runs in the pushing thread fails every output of the window with the
 "interrupted" error, as it fails a single op's outputs.
 
@@ -39,15 +40,19 @@ Window, field by field (one per gathering; the next op opens a new one)
               it), "fresh" (the var of an array one of its ops made).
     fresh     the chunks of the arrays its ops made; at the push, those that died meanwhile
               leave the op's writes (``Window.vars``).
+    bulk      None while it gathers; its `_Bulk` once a flush began (nothing gathers then).
+    pushed    True once the engine took its op; then only the closing steps remain.
 Invariant: every var of every node has a role, and every chunk of every
 node's arrays is marked with the window, before the node is appended (the append is the last
 step, one C call: an interrupt leaves at most extra marks and vars, which cost only order).
 Open windows are kept in ``_OPEN`` too, so a thread that ends with one keeps it until a wait,
 another thread, ``waitall`` or interpreter exit pushes it.
 
-A window's op runs once however often it is pushed (``_Bulk.ran``): a Ctrl-C during its push
-may land before or after the engine queued it, so the flush pushes it again until one push
-returns, then lets the interrupt go on.
+Ctrl-C. A flush is restartable: a Ctrl-C anywhere in it leaves the window for the next flush
+(the next op's append, a wait, ``waitall``) to finish, and nothing gathers into a window whose
+flush began. A Ctrl-C during the push may land before or after the engine queued the op, so
+the next flush may push it again: a window's op runs once however often it is pushed
+(``_Bulk.ran``).
 """
 import atexit
 import os
@@ -81,7 +86,8 @@ class Segment:
 
 
 class Window:
-    __slots__ = ("segment", "open", "engine", "ctx", "nodes", "roles", "fresh")
+    __slots__ = ("segment", "open", "engine", "ctx", "nodes", "roles", "fresh", "bulk",
+                 "pushed")
 
     def __init__(self, segment, engine, ctx):
         self.segment = segment
@@ -91,6 +97,8 @@ class Window:
         self.nodes = []
         self.roles = {}
         self.fresh = []
+        self.bulk = None
+        self.pushed = False
 
     def vars(self):
         """(reads, writes) of the window's op: the vars its ops read and none writes; the
@@ -118,13 +126,14 @@ def _own():
 class _Bulk:
     """The engine op of a flushed window: its ops in push order (see the module docstring)."""
 
-    __slots__ = ("engine", "ctx", "nodes", "vars", "ran")
+    __slots__ = ("engine", "ctx", "nodes", "reads", "writes", "ran")
 
     def __init__(self, window, reads, writes):
         self.engine = window.engine
         self.ctx = window.ctx
         self.nodes = window.nodes
-        self.vars = (*reads, *writes)
+        self.reads = tuple(reads)
+        self.writes = tuple(writes)
         self.ran = False
 
     def describe(self):
@@ -133,25 +142,18 @@ class _Bulk:
 
     def __call__(self, run_ctx):
         if self.ran:
-            return  # pushed again after a Ctrl-C during its first push: it ran already
+            return  # pushed again after a Ctrl-C cut its first push short: it ran already
         self.ran = True
-        if self.engine.any_failed(self.vars):
-            return self._push_singly(0)
-        done = 0
-        try:
-            for node in self.nodes:
+        engine = self.engine
+        check = engine.any_failed(self.reads) or engine.any_failed(self.writes)
+        for node in self.nodes:
+            if check and engine.inherit_failure(node.reads, node.writes):
+                continue  # skipped, its outputs failed, exactly as the op alone would be
+            try:
                 node(run_ctx)
-                done += 1
-        except Exception:  # noqa: BLE001 - the op raises again, alone, and keeps its error
-            self._push_singly(done)
-
-    def _push_singly(self, start):
-        """Push the ops from ``start`` on one by one: they queue behind this op."""
-        push = self.engine.push_sync
-        ctx = self.ctx
-        for node in self.nodes[start:]:
-            push(node, ctx, node.reads, node.writes, _ASYNC, 0, node.name, node.describe,
-                 node.origin)
+            except Exception as exc:  # noqa: BLE001 - kept on this op's outputs, as alone
+                engine.fail_part(node.writes, exc, node.name, node.origin)
+                check = True
 
 
 def append(engine, ctx, run, reads, writes, name, inputs, outputs, fresh):
@@ -179,8 +181,9 @@ def append(engine, ctx, run, reads, writes, name, inputs, outputs, fresh):
     run.origin = _engine_mod.caller_origin()
     with segment.lock:
         window = segment.window
-        if window is None or window.engine is not engine or window.ctx is not ctx:
-            if window is not None:
+        if window is None or window.bulk is not None or window.engine is not engine \
+                or window.ctx is not ctx:
+            if window is not None:  # (a flush that a Ctrl-C cut short is finished here)
                 _flush_locked(segment)
             with _OPEN_LOCK:
                 _OPEN.add(segment)  # first: an interrupt leaves it there with no window
@@ -246,30 +249,24 @@ def flush_all():
 
 
 def _flush_locked(segment):
-    """With ``segment.lock`` held: push its open window as one op, if it has one. A Ctrl-C
-    before the push leaves the window open; one during or after it is held back until the
-    window is pushed and closed, then raised."""
+    """With ``segment.lock`` held: push its open window as one op, if it has one, and close
+    it. Restartable: a Ctrl-C anywhere leaves the window where the next call (the next op's
+    append, a flush or a wait) takes it up, and the window's op runs once however often it
+    was pushed (``_Bulk.ran``)."""
     window = segment.window
     if window is None:
         return
-    nodes = window.nodes
-    interrupt = None
-    if nodes:
-        reads, writes = window.vars()
-        bulk = _Bulk(window, reads, writes)
+    if window.nodes and not window.pushed:
+        bulk = window.bulk
+        if bulk is None:  # from here on nothing more gathers into the window
+            reads, writes = window.vars()
+            window.bulk = bulk = _Bulk(window, reads, writes)
+        nodes = window.nodes
         first = nodes[0]
         name = first.name if len(nodes) == 1 else f"bulk of {len(nodes)}"
-        pushed = False
-        while not pushed:  # a bulk runs once however often it is pushed (module docstring)
-            try:
-                try:
-                    window.engine.push_sync(bulk, window.ctx, reads, writes, _ASYNC, 0, name,
-                                            bulk.describe, first.origin, (), True)
-                    pushed = True
-                except KeyboardInterrupt as exc:
-                    interrupt = exc
-            except KeyboardInterrupt as exc:  # a second one, in the handler above
-                interrupt = exc
+        window.engine.push_sync(bulk, window.ctx, bulk.reads, bulk.writes, _ASYNC, 0, name,
+                                bulk.describe, first.origin, (), True)
+        window.pushed = True
     # Closed in this order, so that an interrupt between two steps leaves nothing that can
     # gather into a pushed window: the segment forgets it first (marks naming it are then
     # ignored by flush_window), then it is marked closed, then its chunks are let go.
@@ -278,8 +275,6 @@ def _flush_locked(segment):
     window.fresh = ()
     with _OPEN_LOCK:
         _OPEN.discard(segment)
-    if interrupt is not None:
-        raise interrupt
 
 
 def _flush_before_fork():

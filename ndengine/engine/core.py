@@ -62,13 +62,13 @@ import time
 
 from .config import env_int, worker_count
 from .context import Context, FnProperty, RunContext
-from .errors import resolve_origin
+from .errors import record_failure, resolve_origin
 from .executor import ExecutorMixin, failure_of, synchronize
 from .lifecycle import POLL, LifecycleMixin, Operator, tls
 from .recording import Recorder
 from .transitions import (RUNNING_INLINE, claim_inline, normalize, normalize_vars,
                           release_inline)
-from .var import DISPATCHED, OP, TOLERANT, WAIT, OprBlock, ThreadedVar
+from .var import DISPATCHED, OP, TOLERANT, WAIT, OprBlock, ThreadedVar, inherited_failure
 
 __all__ = ["EngineCore", "NORMAL", "ASYNC", "default_stream_factory"]
 
@@ -202,14 +202,44 @@ class EngineCore(ExecutorMixin, LifecycleMixin):
         return previous
 
     def any_failed(self, vars):
-        """True when one of ``vars`` holds the error of a failed op. Stable only inside an op
-        that uses them (a TOLERANT op asks it: nothing else can write them then)."""
+        """True when one of ``vars`` holds the error of a failed op. Stable only inside a
+        TOLERANT op that uses them: nothing else can write them then."""
         if not self._any_failed:
             return False  # no op ever failed: the common case costs one check
         for var in vars:
             if var.error is not None:
                 return True
         return False
+
+    def inherit_failure(self, reads, writes):
+        """From inside a TOLERANT op, for one of its parts (reading ``reads``, writing
+        ``writes``, all among the op's vars): True when the part must not run because a var
+        it uses failed; then its written vars take the earliest failure, as a skipped op's
+        do (``skip_error``), and nothing is reported again."""
+        if not self._any_failed:
+            return False
+        with self._lock:
+            failed = inherited_failure(reads, writes)
+            if failed is None:
+                return False
+            error, tb, seq = failed.error, failed.error_tb, failed.error_seq
+            for var in writes:
+                if var.error is None:
+                    var.error, var.error_tb, var.error_seq = error, tb, seq
+            return True
+
+    def fail_part(self, writes, exc, name, origin):
+        """From inside a TOLERANT op: one of its parts raised ``exc``: its written vars fail
+        with it, noted with the part's ``name`` and ``origin``, and wait_for_all reports it,
+        as for an op that failed alone."""
+        tb = record_failure(exc, name, resolve_origin(origin), True)
+        with self._lock:
+            self._any_failed = True
+            seq = next(self._seq)
+            for var in writes:
+                if var.error is None:
+                    var.error, var.error_tb, var.error_seq = exc, tb, seq
+            self._errors.append((exc, tb))
 
     # ---------------------------------------------------------------- vars and operators
     def new_variable(self):
@@ -243,8 +273,9 @@ class EngineCore(ExecutorMixin, LifecycleMixin):
         """Push fn(run_ctx). ``origin``: where the push came from, named in the note of its
         error; ``overwrites``: written vars the op overwrites completely; ``info``: profiler
         arguments, or a callable giving them, called only by a run hook (see push docs in
-        engine/__init__.py); ``tolerant``: the op runs even when a var it uses failed (it asks
-        ``any_failed(vars)`` and handles that itself), unless it was cancelled."""
+        engine/__init__.py); ``tolerant``: the op runs even when a var it uses failed, unless it was
+        cancelled: it handles failures per part itself (``any_failed``, ``inherit_failure``,
+        ``fail_part``; core/segment.py)."""
         if self._deferred:
             self._flush_deferred()
         if overwrites:

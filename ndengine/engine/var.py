@@ -33,7 +33,7 @@ OprBlock, field by field
     wait               how many grants it still waits for: starts at reads + writes + 1; the push
                        itself holds the last one, so an op never runs before it is fully queued.
     kind               OP, DELETE (runs even on a failed var), TOLERANT (runs even when a var
-                       it uses failed, unless cancelled: it asks ``engine.any_failed(vars)``
+                       it uses failed, unless cancelled: it applies the failure rule per part itself, through ``engine.inherit_failure`` and ``engine.fail_part``
                        and handles the failure; a bulk of tiny ops, core/segment.py) or WAIT (a wait_for_var marker,
                        finished the moment it is granted; never run by a worker).
     opr                the reusable Operator it came from, or None.
