@@ -21,7 +21,7 @@ float transcendental, sigmoid or power, which the registered ops run with NumPy'
 loops, 3-30x faster than Numba's libm calls and an ulp or two apart), unless the blocked
 evaluator measured faster on this structure (best ns per element, calls of >= 64K
 elements).  ``kernel_for(program, allow_inexact=True)`` lets those programs use the Numba
-kernel too (within 4 ulp of the unfused result for float32, 2 for float64, tested), still
+kernel too (within 4 ulp of the unfused result, tested), still
 chosen by measurement.  A compile is requested on a call of >= ``COMPILE_MIN_ELEMENTS``
 elements, or the ``COMPILE_AFTER_CALLS``-th call of a structure; until it is ready the
 blocked evaluator runs, so a new expression costs its caller no compile time.

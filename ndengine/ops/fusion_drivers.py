@@ -187,10 +187,11 @@ def run_reduction(call, views, block) -> None:
                     partials[row, j] = ufunc.reduce(scratch)
                 tasks.append(piece_task)
 
-        def combine():
+        def combine_rows():
             for row in range(outer):
                 result[row] = _combine_pieces(ufunc, acc, identity, pieces, partials[row],
                                                length, limit)
+        combine = combine_rows
     elif inner == 1 or inner <= limit:  # columns (or long prod rows): carry chunk to chunk
         step = max(1, limit // inner)
         slabs = max(1, limit // (length * inner)) if length * inner <= limit else 0
