@@ -18,7 +18,8 @@ arrays) bit for bit, with two evaluators:
 Which one runs (``evaluator="auto"``): the Numba kernel once compiled, for programs whose
 ops its scalar functions compute exactly as the registered ops do (``numba_exact``: no
 float transcendental, sigmoid or power, which the registered ops run with NumPy's SIMD
-loops, 3-30x faster than Numba's libm calls and an ulp or two apart), unless the blocked
+loops, 3-30x faster than Numba's libm calls and an ulp or two apart; float power of a
+scalar exponent 2, 0.5, -1, 1 or 0 is exact, NumPy computing it without pow), unless the blocked
 evaluator measured faster on this structure (best ns per element, calls of >= 64K
 elements).  ``kernel_for(program, allow_inexact=True)`` lets those programs use the Numba
 kernel too (within 4 ulp of the unfused result, tested), still
@@ -106,7 +107,7 @@ class FusedKernel:
                             else max(1, int(threads)))
         views = coalesced_views(call)
         start = time.perf_counter()
-        variant = self._variant(call, views, evaluator)
+        variant = self._variant(call, views, evaluator, values)
         kernel = None
         if variant is not None:
             kernel = entry.variants.get(variant)
@@ -133,14 +134,14 @@ class FusedKernel:
             _kernels.request(entry, variant)  # after the run: its loops are warm by now
         return outputs
 
-    def _variant(self, call, views, evaluator):
+    def _variant(self, call, views, evaluator, values):
         """The compiled variant this call would use, or None for the blocked evaluator."""
         program = self.program
         if evaluator == "blocked" or not program.numba_able:
             if evaluator == "numba":
                 raise NotFusible(f"{program!r} has an op the generated kernel cannot compute")
             return None
-        if not (program.numba_exact or self.allow_inexact or evaluator == "numba"):
+        if not (program.exact_with(values) or self.allow_inexact or evaluator == "numba"):
             return None
         parallel = (program.reduction is None and program.size >= PARALLEL_MIN_ELEMENTS
                     and call.threads > 1 and parallel_enabled())

@@ -37,7 +37,7 @@ from .fusion_program import Leaf, OpNode, Scalar
 
 __all__ = ["kernel_source", "load_kernel", "cache_dir", "scalar_slots", "CODEGEN_VERSION"]
 
-CODEGEN_VERSION = "1"
+CODEGEN_VERSION = "2"
 _FLOAT_KINDS = "f"
 
 
@@ -111,7 +111,11 @@ def _node_expression(program, node: OpNode, value, slot_of) -> str:
         else:
             call = args[0]
         return _cast(call, node.computation[0], node.dtype)
-    call = f"{_scalar_function(node.name)}({', '.join(args)})"
+    if (node.name == "power" and node.dtype.kind == "f"
+            and isinstance(program.nodes[node.args[1]], Scalar)):
+        call = f"fs.scalar_power({', '.join(args)})"  # NumPy's exact exponents
+    else:
+        call = f"{_scalar_function(node.name)}({', '.join(args)})"
     if node.dtype.kind == "b":
         return f"fs.to_bool({call})"
     return f"np.{_dtype_name(node.dtype)}({call})"

@@ -32,6 +32,7 @@ import numpy as np
 from . import elementwise as _elementwise
 from .dtypes import check_dtype, is_array_spec
 from .elementwise_run import NUMPY_UNARY
+from .fusion_scalars import EXACT_POWER_EXPONENTS
 from .registry import get as get_op
 from .shapes import broadcast_shapes, normalize_axes, shape_of
 
@@ -158,7 +159,14 @@ class FusedProgram:
         self.key = self._structure_key()
         self.member_names = tuple(n.name for n in self.nodes if isinstance(n, OpNode)) + (
             (reduction.name,) if reduction is not None else ())
-        self.numba_exact = all(numba_exact(n) for n in self.nodes if isinstance(n, OpNode))
+        # float power with a scalar exponent: exact when the exponent's value is one NumPy
+        # computes without pow (checked per call: ``exact_with``)
+        self.power_exponents = tuple(sorted({
+            self.nodes[n.args[1]].index for n in self.nodes
+            if isinstance(n, OpNode) and n.name == "power" and n.dtype.kind == "f"
+            and isinstance(self.nodes[n.args[1]], Scalar)}))
+        self.numba_exact = all(numba_exact(n, self.nodes) for n in self.nodes
+                               if isinstance(n, OpNode))
         self.numba_able = all(numba_able(n) for n in self.nodes if isinstance(n, OpNode))
         used = {a for n in self.nodes if isinstance(n, OpNode) for a in n.args}
         # leaves nothing reads (the ops that read them were pruned) may not even broadcast
@@ -212,6 +220,12 @@ class FusedProgram:
                 params[name] = None if bound is None else values[self.nodes[bound].index]
         return inputs, params
 
+    def exact_with(self, values) -> bool:
+        """Whether the generated kernel computes this call exactly (see ``numba_exact``)."""
+        if not self.numba_exact:
+            return False
+        return all(float(values[i]) in EXACT_POWER_EXPONENTS for i in self.power_exponents)
+
     def check_values(self, values) -> None:
         """Every node's per-call check on these scalar values (NumPy's errors, at the call);
         the error names the node (``exc.fusion_node``)."""
@@ -253,16 +267,17 @@ def numba_able(node: OpNode) -> bool:
     return True
 
 
-def numba_exact(node: OpNode) -> bool:
+def numba_exact(node: OpNode, nodes) -> bool:
     """Whether the Numba kernel's result for ``node`` is the registered op's bit for bit:
     not for the ops the registered op runs with NumPy's SIMD transcendentals (libm differs
-    by an ulp or two), nor float power."""
+    by an ulp or two), nor float power of an array exponent; float power of a scalar
+    exponent only for the values ``EXACT_POWER_EXPONENTS`` (decided per call)."""
     if not numba_able(node):
         return False
     if node.name in _NUMPY_BACKED and node.dtype.kind == "f":
         return False
     if node.name == "power" and node.dtype.kind == "f":
-        return False
+        return isinstance(nodes[node.args[1]], Scalar)
     return True
 
 

@@ -9,10 +9,20 @@ which operand wins a tie of signed zeros and NaN propagation:
 * the clip ufunc keeps ``x`` unless a bound is NaN or strictly beyond it (so
   ``clip(-0.0, 0.0, 1.0)`` is ``-0.0``).
 
+``scalar_power`` is float power with a scalar exponent as the registered op computes it:
+NumPy's loop replaces pow by the exact unary operation for an exponent of 2, 0.5, -1, 1
+or 0 (``elementwise_power_clip``); other exponents call libm's pow (within an ulp or two
+of NumPy's SIMD pow).
+
 ``x != x`` is the NaN test: it also compiles (always False) for integer types.
 ``to_bool`` is NumPy's cast to bool (NaN is True).
 """
-from numba.extending import register_jitable
+import numpy as np
+from numba import types
+from numba.extending import overload, register_jitable
+
+# exponents NumPy's float power loop computes without pow (a scalar exponent only)
+EXACT_POWER_EXPONENTS = (2.0, 0.5, -1.0, 1.0, 0.0)
 
 
 @register_jitable
@@ -41,3 +51,28 @@ def numpy_clip(x, low, high):
 @register_jitable
 def to_bool(x):
     return x != 0
+
+
+def scalar_power(x, y):
+    raise NotImplementedError  # the body is chosen by type in the overload below
+
+
+@overload(scalar_power, jit_options=dict(error_model="numpy"))
+def _scalar_power(x, y):
+    if not isinstance(x, types.Float):
+        return None
+    one = np.dtype(str(x)).type(1)
+
+    def power(x, y):
+        if y == 2.0:
+            return x * x
+        if y == 0.5:
+            return np.sqrt(x)
+        if y == -1.0:
+            return one / x
+        if y == 1.0:
+            return x
+        if y == 0.0:
+            return one
+        return x ** y
+    return power
