@@ -14,7 +14,7 @@ DAGS = settings(max_examples=int(os.environ.get("NDENGINE_FUSION_EXAMPLES", "40"
                 deadline=None)
 
 
-@pytest.fixture(params=[(1 << 14, 1 << 18), (7, 64), (160, 64)], ids=["default", "tiny", "small"])
+@pytest.fixture(params=[(None, 1 << 18), (7, 64), (160, 64)], ids=["default", "tiny", "small"])
 def block_size(request, monkeypatch):
     """Block and parallel thresholds: tiny blocks run every blocking path on small arrays."""
     block, parallel = request.param

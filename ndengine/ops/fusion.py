@@ -10,7 +10,7 @@ Results equal the unfused ops' (each registered op run one after another on the 
 arrays) bit for bit, with two evaluators:
 
 * blocked (``fusion_eval.BlockedEvaluator``, numexpr's approach): the registered ops' own
-  loops on cache-sized blocks (16K elements) into scratch buffers, blocks over threads; no
+  loops on cache-sized blocks (256 KB of the widest dtype) into scratch buffers, over threads; no
   compile, exactly the unfused results (NumPy's SIMD transcendentals included);
 * generated Numba kernel (``fusion_codegen``): every node per element in registers, one
   pass; compiled on a background thread, cached on disk (a second process loads it).
@@ -44,6 +44,7 @@ from .fusion_blocks import PARALLEL_MIN_ELEMENTS, cpu_count
 from .fusion_drivers import (coalesced_views, layout_of, prepare_call, reduction_exact,
                              run_elementwise, run_reduction)
 from .fusion_eval import numba_block, prepare_slots
+from .fusion_rows import row_reducer
 from .fusion_program import (Const, FusedProgram, NotFusible, OpNode, ProgramBuilder, Scalar,
                              attribute)
 from .parallel import parallel_enabled, run_parallel
@@ -55,6 +56,7 @@ __all__ = ["FusedProgram", "ProgramBuilder", "Const", "NotFusible", "FusedKernel
 
 COMPILE_MIN_ELEMENTS = 1 << 15  # a call this large asks for a compiled kernel
 COMPILE_AFTER_CALLS = 8         # ... and so does a structure seen this often
+NUMBA_BLOCK_ELEMENTS = 1 << 18  # a reduction's blocks, for the compiled kernel
 EVALUATORS = ("auto", "blocked", "numba", "unfused")
 stats = _kernels.stats
 reset_stats = _kernels.reset_stats
@@ -162,9 +164,11 @@ class FusedKernel:
     def _run_numba(self, call, views, kernel, variant, slots, threads):
         layout, parallel = variant
         classes = layout[1] if layout[0] == "flat" else None
-        if self.program.reduction is not None:
+        r = self.program.reduction
+        if r is not None:  # big blocks: values are written once and read once
             run_reduction(call, views, lambda leaves, dests, ws: numba_block(
-                kernel, classes, slots, leaves, dests))
+                kernel, classes, slots, leaves, dests), NUMBA_BLOCK_ELEMENTS,
+                row_reducer(r.name, r.dtype))
             return
         _, leaves, outputs = views
         if not parallel:

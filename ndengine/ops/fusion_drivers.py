@@ -31,6 +31,7 @@ import numpy as np
 
 from . import fusion_blocks as _blocks
 from .fusion_blocks import classify, coalesce, flat_regions, region_blocks, restride, run_tasks
+from .fusion_rows import MAX_ROW
 from .outputs import detach_overlapping
 
 __all__ = ["Call", "prepare_call", "coalesced_views", "layout_of", "run_elementwise",
@@ -125,7 +126,7 @@ def run_elementwise(call, views, block) -> None:
     shape, leaves, outputs = views
     size = math.prod(shape)
     tasks = []
-    for index in region_blocks(shape, _blocks.BLOCK_ELEMENTS):
+    for index in region_blocks(shape, _blocks.block_elements(call.program)):
         tasks.append(lambda ws, index=index: block([v[index] for v in leaves],
                                                    [o[index] for o in outputs], ws))
     run_tasks(tasks, _threads_for(call, size))
@@ -135,9 +136,11 @@ def _region_shape(index, shape):
     return tuple(len(range(*part.indices(n))) for part, n in zip(index, shape))
 
 
-def run_reduction(call, views, block) -> None:
+def run_reduction(call, views, block, limit=None, reduce_rows=None) -> None:
     """The program's outputs and its tail reduction (see the module docstring) over the
-    coalesced ``views``; ``block(leaves, dests, workspace)`` fills one region."""
+    coalesced ``views``; ``block(leaves, dests, workspace)`` fills one region; ``limit``:
+    elements per block (default ``block_elements``); ``reduce_rows(values, out)``: reduces whole
+    (rows, L) rows as NumPy would (default: NumPy's own reduce)."""
     program = call.program
     r = program.reduction
     shape, leaves, outputs = views
@@ -152,7 +155,7 @@ def run_reduction(call, views, block) -> None:
     ufunc = REDUCE_UFUNCS[r.name]
     identity = _IDENTITY.get(r.name)
     result = np.empty(outer * inner, acc)
-    limit = _blocks.BLOCK_ELEMENTS
+    limit = limit or _blocks.block_elements(program)
 
     def fill(ws, lo, hi, scratch):
         offset = 0
@@ -173,7 +176,10 @@ def run_reduction(call, views, block) -> None:
             def rows_task(ws, r0=r0, r1=r1):
                 scratch = ws.get("reduce", acc, (r1 - r0) * length)
                 fill(ws, r0 * length, r1 * length, scratch)
-                ufunc.reduce(scratch.reshape(r1 - r0, length), axis=1, out=result[r0:r1])
+                if reduce_rows is None or length > MAX_ROW:
+                    ufunc.reduce(scratch.reshape(r1 - r0, length), axis=1, out=result[r0:r1])
+                else:
+                    reduce_rows(scratch.reshape(r1 - r0, length), result[r0:r1])
             tasks.append(rows_task)
     elif inner == 1 and not (r.name == "prod" and acc.kind == "f"):
         limit = max(limit, _PAIRWISE_BLOCK)  # never below NumPy's own leaves

@@ -28,11 +28,13 @@ __all__ = ["BlockedEvaluator", "prepare_slots", "numba_block"]
 _REQ = [OpReq.WRITE_TO]
 
 
-class _NodePlan:
-    __slots__ = ("plan", "one", "casts")
+class _Step:
+    """One node's work on a block: its plan's run and where its operands and result live."""
+    __slots__ = ("node", "run", "args", "casts", "one", "dest", "slot", "dtype")
 
-    def __init__(self, plan, one, casts):
-        self.plan, self.one, self.casts = plan, one, casts
+    def __init__(self, node, run, args, casts, one, dest, slot, dtype):
+        self.node, self.run, self.args, self.casts = node, run, args, casts
+        self.one, self.dest, self.slot, self.dtype = one, dest, slot, dtype
 
 
 class BlockedEvaluator:
@@ -91,7 +93,7 @@ class BlockedEvaluator:
         one = {}
         for i in self.leaf_ids:
             one[i] = ones[nodes[i].index]
-        plans = {}
+        plans = []
         for i, op in self.ops.items():
             node = nodes[i]
             arrays = [a for a in node.args if not isinstance(nodes[a], Scalar)]
@@ -111,7 +113,11 @@ class BlockedEvaluator:
             if plan.outputs[0][1] != node.dtype:  # the op casts differently: let it
                 plan = op.plan(inputs, params)
                 casts = [False] * len(casts)
-            plans[i] = _NodePlan(plan, one[i] and n > 1, casts)
+            casts = tuple((pos, ("cast", i, pos), node.computation[pos])
+                          for pos, cast in enumerate(casts) if cast)
+            dest = self.dest_nodes.index(i) if i in self.dest_nodes else -1
+            plans.append(_Step(i, plan.run, node.args, casts, one[i] and n > 1, dest,
+                               ("slot", self.slot[i]), node.dtype))
         return plans
 
     def evaluate(self, values, params, leaves, dests, ws, direct) -> None:
@@ -143,29 +149,26 @@ class BlockedEvaluator:
                 self._plans.clear()
             plans = self._plans[key] = self._make_plans(n, ones)
         written = [False] * len(dests)
-        for i, node_plan in plans.items():
-            node = nodes[i]
-            operands = []
-            for pos, arg in enumerate(node.args):
-                value = vals[arg]
-                if node_plan.casts[pos]:
-                    buf = ws.get(("cast", i, pos), node.computation[pos], value.size)
-                    np.copyto(buf, value, casting="unsafe")
-                    value = buf
-                operands.append(value)
+        get = ws.get
+        for step in plans:
+            operands = [vals[a] for a in step.args]
+            for pos, key, dtype in step.casts:
+                value = operands[pos]
+                buf = get(key, dtype, value.size)
+                np.copyto(buf, value, casting="unsafe")
+                operands[pos] = buf
             out = None
-            if node_plan.one:
-                out = ws.get(("one", i), node.dtype, 1)
-            elif direct and i in self.dest_nodes:
-                k = self.dest_nodes.index(i)
-                dest = dests[k]
-                if dest.dtype == node.dtype and dest.flags.c_contiguous:
+            if step.one:
+                out = get(("one", step.node), step.dtype, 1)
+            elif direct and step.dest >= 0:
+                dest = dests[step.dest]
+                if dest.dtype == step.dtype and dest.flags.c_contiguous:
                     out = dest.reshape(-1)
-                    written[k] = True
+                    written[step.dest] = True
             if out is None:
-                out = ws.get(("slot", self.slot[i]), node.dtype, n)
-            node_plan.plan.run(operands, [out], _REQ, params[i])
-            vals[i] = out
+                out = get(step.slot, step.dtype, n)
+            step.run(operands, [out], _REQ, params[step.node])
+            vals[step.node] = out
         for k, i in enumerate(self.dest_nodes):
             if written[k]:
                 continue

@@ -24,6 +24,7 @@ import time
 
 from .fusion_codegen import kernel_source, load_kernel, scalar_slots
 from .fusion_eval import BlockedEvaluator
+from .fusion_rows import warm as warm_rows
 
 __all__ = ["KernelEntry", "entry_for", "request", "wait", "stats", "reset_stats"]
 
@@ -124,6 +125,9 @@ def _compile(entry, variant):
     try:
         source = kernel_source(entry.program, layout, entry.dests, parallel)
         kernel, loaded = load_kernel(source)
+        reduction = entry.program.reduction
+        if reduction is not None:  # its row loop, so that no caller ever compiles it
+            warm_rows(reduction.name, reduction.dtype)
     except Exception as exc:  # noqa: BLE001 - the blocked evaluator stays in use
         entry.failed[variant] = f"{type(exc).__name__}: {exc}"
     else:
