@@ -120,6 +120,7 @@ def test_in_place_and_overlapping_outputs():
     assert_identical(data, expected)
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # prod, in threads
 @pytest.mark.parametrize("name", ["sum", "mean", "prod", "max", "min"])
 @pytest.mark.parametrize("shape, axis", [((100003,), None), ((3, 70001), 1), ((70001, 3), 0),
                                          ((5, 40000, 2), 1), ((2, 9000, 7), None)])

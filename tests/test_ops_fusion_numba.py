@@ -41,7 +41,8 @@ def float_program(x, y):
     t13 = b.apply("clip_arrays", b.apply("clip", xs, a_min=0.0), b.apply("clip", ys, a_max=-0.0), t1)
     t14 = b.apply("logical_not", b.apply("less_equal", t12, t13))
     t15 = b.apply("not_equal", b.apply("copy", t14, dtype=F32), t10)
-    return b.build(outputs=[t7, t8, t10, t11, t13, t15])
+    fma = b.apply("add", b.apply("multiply", xs, ys), t2)  # no contraction to an FMA
+    return b.build(outputs=[t7, t8, t10, t11, t13, t15, fma])
 
 
 def int_program(x, y, u, w):
