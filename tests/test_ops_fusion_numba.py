@@ -276,3 +276,13 @@ def test_row_reductions_of_every_length_equal_numpys(name, dtype):
             expected = run_unfused(program, [x, x[:1]])
             got = fusion.run(program, [x, x[:1]], evaluator="numba")
         assert_identical(got[0], expected[0], zero_sign=name not in ("max", "min"))
+
+
+def test_kernel_arguments_follow_each_calls_scalar_values():
+    x = np.full(50, -0.0, F64)
+    b = ProgramBuilder()
+    program = b.build(outputs=[b.apply("add", b.apply("multiply", b.array(x), 2.0), -0.0)])
+    kernel = fusion.kernel_for(program)
+    for values in [(2.0, -0.0), (2.0, 0.0), (2.0, -0.0), (np.nan, 1.0), (3.0, 1.0)]:
+        (got,) = kernel([x], scalars=values, evaluator="numba")
+        assert_identical(got, x * values[0] + values[1])

@@ -34,6 +34,7 @@ program op by op to find which op raised anything else.
 """
 from __future__ import annotations
 
+import math
 import time
 
 import numba
@@ -119,7 +120,7 @@ class FusedKernel:
                     raise RuntimeError(f"compiling the fused kernel failed: "
                                        f"{entry.failed.get(variant)}")
                 start = time.perf_counter()
-        slots = prepare_slots(entry.slots, values) if kernel is not None else None
+        slots = self._slots(values) if kernel is not None else None
         if slots is not None and evaluator == "auto":
             blocked, compiled = entry.best_ns.get("blocked"), entry.best_ns.get("numba")
             if blocked is not None and compiled is not None and blocked < 0.9 * compiled:
@@ -148,6 +149,22 @@ class FusedKernel:
         parallel = (program.reduction is None and program.size >= PARALLEL_MIN_ELEMENTS
                     and call.threads > 1 and parallel_enabled())
         return (layout_of(views), parallel)
+
+    def _slots(self, values):
+        """The kernel's scalar arguments, kept for the last values seen (a flush usually
+        repeats them)."""
+        entry = self.entry
+        key = tuple((type(v), v, math.copysign(1.0, v) if isinstance(v, (float, np.floating))
+                     else 0) for v in values)  # -0.0 == 0.0, but they differ
+        last_key, last = entry.last_slots
+        if key == last_key and key:
+            return last
+        slots = prepare_slots(entry.slots, values)
+        try:
+            entry.last_slots = (key, slots)
+        except TypeError:
+            pass
+        return slots
 
     def _run_blocked(self, call, views, values):
         blocked = self.entry.blocked

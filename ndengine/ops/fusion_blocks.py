@@ -44,8 +44,11 @@ def block_elements(program) -> int:
     return max(1024, BLOCK_BYTES // widest)
 
 
+_CPUS = max(1, os.cpu_count() or 1)
+
+
 def cpu_count() -> int:
-    return max(1, os.cpu_count() or 1)
+    return _CPUS
 
 
 def coalesce(shape, strides_list):
@@ -67,6 +70,10 @@ def coalesce(shape, strides_list):
 
 def restride(array, shape, strides):
     """``array``'s memory seen with another (equivalent) shape and strides."""
+    if array.shape == shape and array.strides == strides:
+        return array
+    if len(shape) == 1 and strides[0] == array.itemsize and array.flags.c_contiguous:
+        return array.reshape(shape)  # a tenth of as_strided's cost
     return as_strided(array, shape=shape, strides=strides, writeable=array.flags.writeable)
 
 

@@ -41,6 +41,7 @@ class KernelEntry:
         self.slots = [(program.nodes[i].index, dtype, how)
                       for i, dtype, how in scalar_slots(program)]
         self.calls = 0
+        self.last_slots = (None, None)  # (key of the scalar values, their kernel arguments)
         self.variants = {}              # (layout, parallel) -> Numba dispatcher
         self.events = {}                # (layout, parallel) -> Event set once tried
         self.failed = {}                # (layout, parallel) -> why

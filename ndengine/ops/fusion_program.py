@@ -148,7 +148,8 @@ class FusedProgram:
             shapes.append(self.nodes[reduction.node].shape)
         if not shapes:
             raise NotFusible("a fused program needs an output or a reduction")
-        self.shape = broadcast_shapes(*shapes)
+        first = shapes[0]
+        self.shape = first if all(s == first for s in shapes) else broadcast_shapes(*shapes)
         for i in self.outputs:
             if self.nodes[i].shape != self.shape:
                 raise NotFusible(f"output node {i} has shape {self.nodes[i].shape}, not the "
@@ -283,7 +284,26 @@ def numba_exact(node: OpNode, nodes) -> bool:
 
 # ------------------------------------------------------------------------ building
 
+_COMPUTATIONS: dict = {}  # (op, input kinds, params) -> computation dtypes
+
+
 def _computation(name, inputs, params, out_dtype):
+    """The dtypes the op casts its inputs to (decided by types alone, so memoised)."""
+    try:
+        key = (name, tuple(np.dtype(v.dtype) if is_array_spec(v) else type(v) for v in inputs),
+               tuple(sorted(params.items(), key=lambda kv: kv[0])) if name != "clip" else
+               tuple((k, type(v)) for k, v in sorted(params.items(), key=lambda kv: kv[0])))
+        found = _COMPUTATIONS.get(key)
+    except TypeError:  # an unhashable param: not kept
+        key, found = None, None
+    if found is None:
+        found = _resolve_computation(name, inputs, params)
+        if key is not None and len(_COMPUTATIONS) < 4096:
+            _COMPUTATIONS[key] = found
+    return found
+
+
+def _resolve_computation(name, inputs, params):
     if name == "copy":
         return (check_dtype(inputs[0].dtype) if is_array_spec(inputs[0])
                 else np.asarray(inputs[0]).dtype,)
@@ -461,6 +481,8 @@ def _pruned(nodes, outputs, reduction, scalar_values) -> FusedProgram:
             needed.update(node.args)
             needed.update(b for b in node.bounds if b is not None)
     keep = [i for i, n in enumerate(nodes) if i in needed or not isinstance(n, OpNode)]
+    if len(keep) == len(nodes):
+        return FusedProgram(nodes, outputs, reduction, scalar_values)
     new_id = {old: new for new, old in enumerate(keep)}
     renumbered = []
     for old in keep:
