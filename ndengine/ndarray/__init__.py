@@ -32,3 +32,8 @@ __all__ += ["linalg", "fft", *(name for name in {**SHAPING, **PUSHED} if name no
 from .statistics import FUNCTIONS as _STATISTICS  # noqa: E402
 globals().update(_STATISTICS)
 __all__ += [name for name in _STATISTICS if name not in __all__]
+
+# NumPy's other names for the same functions (np.amax is np.max, np.around is np.round)
+_ALIASES = {"amax": "max", "amin": "min", "around": "round", "concat": "concatenate"}
+globals().update({alias: globals()[name] for alias, name in _ALIASES.items()})
+__all__ += list(_ALIASES)
