@@ -132,21 +132,17 @@ class NDArray(_RawArray):
     @property
     def engine_var(self):
         """The engine var this array's operations read and write (shared with its views); ops
-        this array's thread gathered on it (segment.py) are pushed first, so that an op pushed
+        gathered on it and not yet pushed (segment.py) are pushed first, so that an op pushed
         on the var directly comes after them."""
         chunk = self._chunk
-        window = chunk.window
-        if window is not None and window.open:
-            _flush_window(window)
+        _flush_marked(chunk)
         return chunk.var
 
     # ------------------------------------------------------------ waiting and values
     def wait_to_read(self):
         """Block until every pending write to this array has finished; raise its error."""
         chunk = self._chunk
-        window = chunk.window
-        if window is not None and window.open:
-            _flush_window(window)
+        _flush_marked(chunk)
         _engine_mod.get().wait_for_var(chunk.var)
         return self
 
@@ -159,9 +155,7 @@ class NDArray(_RawArray):
         state that exists in serial order: a write pushed meanwhile by another thread lands
         wholly before or wholly after it, never half into it."""
         chunk = self._chunk
-        window = chunk.window
-        if window is not None and window.open:
-            _flush_window(window)
+        _flush_marked(chunk)
         ctx = chunk.ctx
         engine = _engine_mod.get()
         copied = []
@@ -520,6 +514,6 @@ def _is_basic_key(key):
 _array_type[0] = NDArray
 
 # pipeline.py and segment.py need NDArray defined: imported last
-from .segment import flush_window as _flush_window  # noqa: E402
+from .segment import flush_marked as _flush_marked  # noqa: E402
 from .pipeline import (as_operand as _as_operand, copy_between as _copy_between,  # noqa: E402
                      from_numpy as _from_numpy, invoke)

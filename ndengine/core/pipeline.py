@@ -18,11 +18,10 @@ from ..ops.plans import NUMPY_SCALAR_TYPES as _NUMPY_SCALARS
 from ..ops.plans import input_key as _input_key, param_key as _param_key
 from . import segment as _segment
 from .array import NDArray
-from .chunk import SMALL_BYTES, SmallChunk as _SmallChunk, new_array as _new_array
+from .chunk import SmallChunk as _SmallChunk, new_array as _new_array
 
 __all__ = ["invoke", "waitall", "as_operand", "from_numpy", "copy_between"]
 
-INLINE_MAX_BYTES = SMALL_BYTES  # every array at most this: the op runs inline when ready
 _ASYNC, _NORMAL = FnProperty.ASYNC, FnProperty.NORMAL
 
 _NO_PARAMS = {}  # shared, never written

@@ -28,7 +28,6 @@ the window's op runs in the pushing thread fails every output of the window with
 Segment, field by field (one per pushing thread)
     lock      guards ``window`` and the window's fields: the owner appends, any thread flushes.
     window    the open `Window`, or None.
-    owner     the owning thread's ident.
 Window, field by field (one per gathering; the next op opens a new one)
     segment   the Segment it belongs to.
     open      True until it is pushed; a mark naming a window that is not open means nothing.
@@ -63,26 +62,25 @@ from .. import engine as _engine_mod
 from ..engine import FnProperty
 from .array import NDArray
 
-__all__ = ["append", "flush_touching", "flush_own", "flush_all", "flush_window"]
+__all__ = ["append", "flush_touching", "flush_marked", "flush_own", "flush_all",
+           "flush_window"]
 
 _ASYNC = FnProperty.ASYNC
 _READ, _WRITE, _FRESH = "read", "write", "fresh"  # a var's role in a window
 # references to a dead fresh chunk during Window.vars: the list, the loop, getrefcount's argument
 _HELD_BY_WINDOW = 3
 _getrefcount = sys.getrefcount
-_get_ident = threading.get_ident
 _tls = threading.local()
 _OPEN = set()  # segments with an open window (strong references: see the module docstring)
 _OPEN_LOCK = threading.Lock()
 
 
 class Segment:
-    __slots__ = ("lock", "window", "owner", "__weakref__")
+    __slots__ = ("lock", "window", "__weakref__")
 
     def __init__(self):
         self.lock = threading.Lock()
         self.window = None
-        self.owner = _get_ident()
 
 
 class Window:
@@ -114,13 +112,6 @@ class Window:
             if _getrefcount(chunk) > _HELD_BY_WINDOW:
                 writes.append(chunk.var)
         return reads, writes
-
-
-def _own():
-    segment = getattr(_tls, "segment", None)
-    if segment is None:
-        segment = _tls.segment = Segment()
-    return segment
 
 
 class _Bulk:
@@ -165,16 +156,9 @@ def append(engine, ctx, run, reads, writes, name, inputs, outputs, fresh):
         segment = _tls.segment
     except AttributeError:
         segment = _tls.segment = Segment()
-    for x in inputs:  # another thread's open window on one of the arrays goes first
-        if type(x) is NDArray:
-            window = x._chunk.window
-            if window is not None and window.segment is not segment and window.open:
-                flush_window(window)
+    flush_touching(inputs, segment)  # another thread's open window on the arrays goes first
     if not fresh:
-        for x in outputs:
-            window = x._chunk.window
-            if window is not None and window.segment is not segment and window.open:
-                flush_window(window)
+        flush_touching(outputs, segment)
     run.reads = reads
     run.writes = writes
     run.name = name
@@ -230,12 +214,21 @@ def flush_own():
             _flush_locked(segment)
 
 
-def flush_touching(arrays):
-    """Push every open window that touches one of the NDArrays among ``arrays``."""
+def flush_marked(chunk):
+    """Push the open window that touches ``chunk``, if any (before a wait or a direct use of
+    its var)."""
+    window = chunk.window
+    if window is not None and window.open:
+        flush_window(window)
+
+
+def flush_touching(arrays, skip=None):
+    """Push every open window that touches one of the NDArrays among ``arrays``, except the
+    windows of segment ``skip``."""
     for x in arrays:
         if type(x) is NDArray:
             window = x._chunk.window
-            if window is not None and window.open:
+            if window is not None and window.segment is not skip and window.open:
                 flush_window(window)
 
 
