@@ -79,6 +79,16 @@ def test_shift_operators(op, data, in_place):
         run_xp(lambda xp: forward(b, xp.array(a)))  # reflected
 
 
+@pytest.mark.parametrize("fn", [operator.irshift, operator.iadd, operator.isub])
+def test_in_place_cast_is_checked_before_broadcasting(fn):
+    # NumPy's order for a ufunc with out=: the result dtype (int16) must cast to the
+    # target's (uint8) before the shapes ((2,) and (0,)) are looked at
+    a, b = np.array([1, 2], np.uint8), np.array([], np.int8)
+    run_xp(lambda xp: fn(xp.array(a), xp.array(b)))
+    run_xp(lambda xp: fn(xp.array(a), xp.array(np.array([1, 2, 3], np.int8))))
+    run_xp(lambda xp: fn(xp.array(a), xp.array(np.array([1, 2, 3], np.uint8))))  # shape error
+
+
 # ------------------------------------------------------------------------------ fix
 def test_fix():
     x = np.array([2.1, 2.9, -2.1, -2.9, -0.5, np.nan, np.inf, -0.0])

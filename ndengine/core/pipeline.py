@@ -183,6 +183,34 @@ def _aliases(inputs, out):
 _UFUNC_KINDS = ("unary", "binary")
 
 
+def _cannot_cast(op, dtype, out):
+    raise TypeError(f"{op.name}: cannot cast the result from {dtype} to {out.dtype} in place "
+                    "(NumPy's same_kind rule)")
+
+
+def _check_ufunc_cast(op, inputs, params, out):
+    """A ufunc's result dtype must cast to ``out``'s (same_kind) before any shape is looked
+    at, as in NumPy: the dtypes alone decide it, so 0-d stand-ins of the arrays are planned."""
+    specs = [_DtypeOnly(x.dtype) if type(x) is NDArray else x for x in inputs]
+    try:
+        plan = op.plan(specs, params, device="cpu")
+    except Exception:  # noqa: BLE001 - the full plan below raises the real error
+        return
+    dtype = plan.outputs[0][1]
+    if dtype != out.dtype and not np.can_cast(dtype, out.dtype, "same_kind"):
+        _cannot_cast(op, dtype, out)
+
+
+class _DtypeOnly:
+    """A 0-d array spec with an array's dtype (what a ufunc's dtype resolution reads)."""
+    __slots__ = ("dtype",)
+    shape = ()
+    strides = None
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+
 def _wrong_out_shape(op, shape, out):
     raise ValueError(f"{op.name}: result of shape {shape} cannot be written into an array "
                      f"of shape {out.shape}")
@@ -256,6 +284,8 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
         except TypeError:  # unhashable params: op.plan builds this call's own plan
             pass
     if plan is None:
+        if out is not None and op.kind in _UFUNC_KINDS:
+            _check_ufunc_cast(op, inputs, params, out)  # NumPy checks the cast first
         plan = op.plan(inputs, params, key=key, target=out, aliases=aliases, device=device)
     check = plan.check
     if check is not None:
@@ -278,8 +308,7 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
             _wrong_out_shape(op, shape, out)
         if dtype != out.dtype:
             if not np.can_cast(dtype, out.dtype, "same_kind"):
-                raise TypeError(f"{op.name}: cannot cast the result from {dtype} to "
-                                f"{out.dtype} in place (NumPy's same_kind rule)")
+                _cannot_cast(op, dtype, out)
             cast_into = [dtype]
         if shape != out.shape:
             _wrong_out_shape(op, shape, out)
