@@ -404,6 +404,10 @@ class NDArray(_RawArray):
                     raise ValueError("setting an array element with a sequence.")
                 value = _drop_leading_ones(value, len(target.shape))
             chunk = self._chunk
+            if (type(value) is NDArray and value._chunk is chunk and value.shape == target.shape
+                    and value._offset == target._offset and value.dtype == target.dtype
+                    and value.strides == target.strides):
+                return  # the very view (``u[1:-1] += v`` ends so): its bytes are already there
             whole = (target.size * target.dtype.itemsize == chunk.nbytes
                      and (type(value) is not NDArray or value._chunk is not chunk))
             invoke(ops.get("copy"), [value], {"shape": target.shape, "dtype": target.dtype},

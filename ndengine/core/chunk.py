@@ -27,7 +27,8 @@ import numpy as np
 from .. import engine as _engine_mod
 from . import storage
 
-__all__ = ["Chunk", "SmallChunk", "RawArray", "new_array", "c_strides", "SMALL_BYTES"]
+__all__ = ["Chunk", "SmallChunk", "RawArray", "new_array", "whole_array", "c_strides",
+           "SMALL_BYTES"]
 
 # Arrays up to this size: NumPy's memory (SmallChunk), and run in the pushing thread when ready.
 SMALL_BYTES = int(os.environ.get("NDENGINE_INLINE_MAX_BYTES", 1 << 16))
@@ -124,8 +125,17 @@ def new_array(shape, dtype, ctx, engine=None):
     return arr
 
 
-_fakes = {}  # (shape, strides, dtype) -> (fake array, its data address): see NDArray._fake
-_FAKES_LIMIT = 1024
+def whole_array(chunk, shape, dtype):
+    """A new NDArray over the whole of ``chunk`` (C-contiguous ``shape`` and ``dtype``)."""
+    arr = _new_object(RawArray)
+    arr.shape = shape
+    arr.dtype = dtype
+    arr._chunk = chunk
+    arr._offset = 0
+    arr._strides = None
+    arr._view_cache = None
+    arr.__class__ = array_type[0]
+    return arr
 
 
 def c_strides(shape, itemsize):

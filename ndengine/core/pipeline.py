@@ -16,6 +16,7 @@ from ..ops import OpReq
 from ..ops.plans import NO_ALIAS as _NO_ALIAS, OVERLAP as _OVERLAP, SAME_VIEW as _SAME_VIEW
 from ..ops.plans import NUMPY_SCALAR_TYPES as _NUMPY_SCALARS
 from ..ops.plans import input_key as _input_key, param_key as _param_key
+from . import lazy as _lazy
 from . import segment as _segment
 from .array import NDArray
 from .chunk import SmallChunk as _SmallChunk, new_array as _new_array
@@ -336,6 +337,11 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
                             out is None)
             return outputs
         prop = _ASYNC
+    elif (cast_into is None and device == "cpu" and _lazy.ENABLED and engine.bulk_size > 1
+          and not extra_writes and not overwrites and _lazy.fusible(op, params)
+          and _lazy.record(engine, ctx, op, plan, key, inputs, params, outputs[0],
+                           out is None)):
+        return outputs  # recorded in this thread's lazy window (lazy.py): fused at its flush
     else:
         run = _Run(plan, inputs, outputs, req, params, cast_into)
         prop = _ASYNC if small and device == "cpu" else _NORMAL

@@ -63,7 +63,7 @@ from ..engine import FnProperty
 from .array import NDArray
 
 __all__ = ["append", "flush_touching", "flush_marked", "flush_own", "flush_all",
-           "flush_window"]
+           "flush_window", "thread_segment", "open_window_locked", "flush_locked"]
 
 _ASYNC = FnProperty.ASYNC
 _READ, _WRITE, _FRESH = "read", "write", "fresh"  # a var's role in a window
@@ -98,6 +98,15 @@ class Window:
         self.bulk = None
         self.pushed = False
 
+    def release(self):
+        """Once closed: let its chunks go (marks still name the window)."""
+        self.fresh = ()
+
+    def seal(self):
+        """The window's engine op (nothing gathers into the window from here on)."""
+        reads, writes = self.vars()
+        return _Bulk(self, reads, writes)
+
     def vars(self):
         """(reads, writes) of the window's op: the vars its ops read and none writes; the
         vars they write, but of the arrays they made only those still alive (a temporary
@@ -117,15 +126,18 @@ class Window:
 class _Bulk:
     """The engine op of a flushed window: its ops in push order (see the module docstring)."""
 
-    __slots__ = ("engine", "ctx", "nodes", "reads", "writes", "ran")
+    __slots__ = ("engine", "ctx", "nodes", "reads", "writes", "ran", "name", "origin")
+    prop = _ASYNC  # tiny ops: run in the pushing thread when ready
 
     def __init__(self, window, reads, writes):
         self.engine = window.engine
         self.ctx = window.ctx
-        self.nodes = window.nodes
+        self.nodes = nodes = window.nodes
         self.reads = tuple(reads)
         self.writes = tuple(writes)
         self.ran = False
+        self.name = nodes[0].name if len(nodes) == 1 else f"bulk of {len(nodes)}"
+        self.origin = nodes[0].origin
 
     def describe(self):
         """Profiler arguments: the member ops, in order."""
@@ -152,10 +164,7 @@ def append(engine, ctx, run, reads, writes, name, inputs, outputs, fresh):
     the chunks of the NDArrays among ``inputs`` and of ``outputs``; ``fresh``: its outputs
     are new arrays, ``writes`` their vars) into this thread's window; push the window when it
     is full."""
-    try:
-        segment = _tls.segment
-    except AttributeError:
-        segment = _tls.segment = Segment()
+    segment = thread_segment()
     flush_touching(inputs, segment)  # another thread's open window on the arrays goes first
     if not fresh:
         flush_touching(outputs, segment)
@@ -164,14 +173,7 @@ def append(engine, ctx, run, reads, writes, name, inputs, outputs, fresh):
     run.name = name
     run.origin = _engine_mod.caller_origin()
     with segment.lock:
-        window = segment.window
-        if window is None or window.bulk is not None or window.engine is not engine \
-                or window.ctx is not ctx:
-            if window is not None:  # (a flush that a Ctrl-C cut short is finished here)
-                _flush_locked(segment)
-            with _OPEN_LOCK:
-                _OPEN.add(segment)  # first: an interrupt leaves it there with no window
-            window = segment.window = Window(segment, engine, ctx)
+        window = open_window_locked(segment, Window, engine, ctx)
         roles = window.roles
         for var in reads:
             if var not in roles:
@@ -196,6 +198,30 @@ def append(engine, ctx, run, reads, writes, name, inputs, outputs, fresh):
         nodes.append(run)  # the last step (see the invariant)
         if len(nodes) >= engine.bulk_size:
             _flush_locked(segment)
+
+
+def thread_segment():
+    """This thread's Segment."""
+    try:
+        return _tls.segment
+    except AttributeError:
+        segment = _tls.segment = Segment()
+        return segment
+
+
+def open_window_locked(segment, kind, engine, ctx):
+    """With ``segment.lock`` held: its open window if it is a ``kind`` (`Window`, or
+    lazy.py's `LazyWindow`) still gathering for ``engine`` and ``ctx``; else the window is
+    pushed and a new ``kind(segment, engine, ctx)`` opened."""
+    window = segment.window
+    if window is None or type(window) is not kind or window.bulk is not None \
+            or window.engine is not engine or window.ctx is not ctx:
+        if window is not None:  # (a flush that a Ctrl-C cut short is finished here)
+            _flush_locked(segment)
+        with _OPEN_LOCK:
+            _OPEN.add(segment)  # first: an interrupt leaves it there with no window
+        window = segment.window = kind(segment, engine, ctx)
+    return window
 
 
 def flush_window(window):
@@ -252,22 +278,22 @@ def _flush_locked(segment):
     if window.nodes and not window.pushed:
         bulk = window.bulk
         if bulk is None:  # from here on nothing more gathers into the window
-            reads, writes = window.vars()
-            window.bulk = bulk = _Bulk(window, reads, writes)
-        nodes = window.nodes
-        first = nodes[0]
-        name = first.name if len(nodes) == 1 else f"bulk of {len(nodes)}"
-        window.engine.push_sync(bulk, window.ctx, bulk.reads, bulk.writes, _ASYNC, 0, name,
-                                bulk.describe, first.origin, (), True)
+            window.bulk = bulk = window.seal()
+        if bulk is not None:  # (None: a lazy window none of whose results is alive)
+            window.engine.push_sync(bulk, window.ctx, bulk.reads, bulk.writes, bulk.prop, 0,
+                                    bulk.name, bulk.describe, bulk.origin, (), True)
         window.pushed = True
     # Closed in this order, so that an interrupt between two steps leaves nothing that can
     # gather into a pushed window: the segment forgets it first (marks naming it are then
     # ignored by flush_window), then it is marked closed, then its chunks are let go.
     segment.window = None
     window.open = False
-    window.fresh = ()
+    window.release()
     with _OPEN_LOCK:
         _OPEN.discard(segment)
+
+
+flush_locked = _flush_locked  # for lazy.py, which shares this machinery
 
 
 def _flush_before_fork():

@@ -83,7 +83,8 @@ class FusedKernel:
     def __repr__(self):
         return f"<FusedKernel {'+'.join(self.program.member_names)}>"
 
-    def __call__(self, arrays, scalars=None, outputs=None, *, threads=None, evaluator="auto"):
+    def __call__(self, arrays, scalars=None, outputs=None, *, threads=None, evaluator="auto",
+                 compile_after=1):
         """Run the program; returns the outputs (allocated when ``outputs`` is None).
 
         ``arrays``: one NumPy array per leaf (exact shape and dtype); ``scalars``: one value
@@ -91,7 +92,9 @@ class FusedKernel:
         built with); ``outputs``: one writeable array per ``program.output_specs`` (the
         element-wise outputs, then the reduction's), which may be the very same array as an
         input (in place); ``threads``: the most threads to use (default: every core);
-        ``evaluator``: "auto", "blocked", "numba" (compiles now if needed) or "unfused"."""
+        ``evaluator``: "auto", "blocked", "numba" (compiles now if needed) or "unfused";
+        ``compile_after``: no compile is requested before the structure's this-many-th call
+        (a caller whose structures may never repeat asks for 2)."""
         if evaluator not in EVALUATORS:
             raise ValueError(f"evaluator must be one of {EVALUATORS}, got {evaluator!r}")
         program = self.program
@@ -133,6 +136,7 @@ class FusedKernel:
             used = "numba"
         entry.record(used, time.perf_counter() - start, program.size)
         if (variant is not None and variant not in entry.events and evaluator == "auto"
+                and entry.calls >= compile_after
                 and (program.size >= COMPILE_MIN_ELEMENTS or entry.calls >= COMPILE_AFTER_CALLS)):
             _kernels.request(entry, variant)  # after the run: its loops are warm by now
         return outputs

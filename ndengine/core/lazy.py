@@ -1,0 +1,429 @@
+"""Lazy element-wise windows: chains of element-wise ops on large arrays, recorded in front of
+the engine and pushed as ONE fused op (automatic fusion; Bohrium's instruction list, MXNet's
+bulking, jax.jit's fusion without a trace).
+
+An element-wise op (``ops.fusion``'s ``FUSIBLE_OPS``: unary and binary ufuncs, comparisons,
+``where``, ``clip``, ``astype``) on CPU arrays of which one is large (not a SmallChunk) is not
+pushed by `invoke`: it is recorded in this thread's lazy window, which hands back its output at
+once, an array with no memory yet. The window is flushed by segment.py's rules (any other op of
+this thread, a wait or value read, another thread touching its arrays, ``waitall``, a fork,
+exit) and by three of its own: a view conflict, a shape change, and ``MAX_OPS`` ops. The flush
+pushes ONE engine op that reads the vars of its leaves and writes the vars of its outputs:
+
+* leaves: the arrays its ops read that no op of the window had written, one per distinct view;
+* outputs: the last value written into each array that existed before the window (in-place
+  ops: ``x += y``, ``u[1:-1] += ...``), and the arrays its ops made that are still referenced
+  at the flush. An array made in the window and dropped before the flush (the temporaries of
+  ``a*b + c``, the ``x`` rebound by ``x = x*2 + 1``) is never allocated: nothing can read it.
+  A window none of whose results is alive pushes nothing.
+
+The op runs ``ops.fusion``'s kernel for the window's program, built once per window structure
+(`_programs`: op names, their plan keys, how their arguments connect, which nodes are outputs;
+sizes and strides are in the plan keys, scalar values are arguments). It runs the ops one by
+one instead (each op's own plan, as if pushed alone) when the program cannot be fused
+(``NotFusible``), when one of its leaves failed, or when the kernel raised: then each op that
+reads a failed array or raises fails the outputs it reaches, with its own error, name and the
+user's line that recorded it, and every other output is computed, as pushing each op would do.
+
+View conflicts. The window refers to a chunk it wrote by the node that wrote it, through the
+view written. An op that reads or writes such a chunk through another view flushes the window
+first. Reading a chunk through one view and then writing it through another is no conflict
+(``u[1:-1] += a*(u[2:] - 2*u[1:-1] + u[:-2])`` is one window): the kernel copies a leaf that
+overlaps an output through another view before it writes anything.
+
+`LazyWindow`, field by field (segment, open, engine, ctx, bulk, pushed: as segment.py's Window)
+    nodes     the recorded ops (`_Node`), in push order.
+    shape     the shape of its ops' results (a window holds one shape).
+    leaves    the NDArrays its ops read from outside the window, one per distinct view.
+    leaf_at   dict (id(chunk), view) -> leaf index (each leaf holds its chunk alive).
+    written   dict id(chunk) -> `_Written`: the view the window wrote, the node whose value it
+              holds, and the pre-existing target array (or, for an array the window made, its
+              chunk: held only here and by the user's arrays, so that its death shows).
+    key       the nodes' structure keys, in order (the program cache's key).
+    scalars   the scalar values the program takes, in its order.
+    fresh     () (segment.py's closing step clears it; nothing else uses it here).
+Invariant: a node's refs name only leaves and earlier nodes, and every chunk its arrays use is
+marked with the window, before the node is appended; ``written`` changes only after the append.
+"""
+import math
+import os
+import sys
+
+import numpy as np
+
+from .. import engine as _engine_mod
+from ..engine import FnProperty
+from ..ops import OpReq
+from ..ops.fusion import NotFusible, ProgramBuilder, kernel_for
+from ..ops.fusion_program import FUSIBLE_OPS, ArraySpec, Const
+from . import storage
+from .array import NDArray
+from .chunk import whole_array as _whole_array
+from .segment import flush_locked, flush_touching, open_window_locked, thread_segment
+
+__all__ = ["ENABLED", "MAX_OPS", "LazyWindow", "record", "fusible", "program_stats"]
+
+ENABLED = os.environ.get("NDENGINE_FUSION", "1") != "0"
+MAX_OPS = int(os.environ.get("NDENGINE_FUSION_MAX_OPS", 64))
+BUILD_AT_ONCE_ELEMENTS = 1 << 20
+_PROGRAMS_LIMIT = 1024
+_programs = {}  # window key -> FusedKernel, or None when the program cannot be fused
+_program_counts = {"hits": 0, "misses": 0, "unfusible": 0}
+_UNSEEN, _SEEN_ONCE = object(), object()
+_CLOSED = "closed"  # a released window's ``bulk``: its op is the engine's alone
+_HELD_BY_WINDOW = 3  # refs to a dead fresh chunk in `seal`: the entry, the loop, getrefcount's
+_getrefcount = sys.getrefcount
+_WRITE_TO = [OpReq.WRITE_TO]
+_WEAK = (bool, int, float)
+_STATIC = {"copy": frozenset(("dtype",)), "round": frozenset(("decimals", "dtype")),
+           "clip": frozenset(("a_min", "a_max", "dtype"))}
+_UFUNC_STATIC = frozenset(("dtype",))
+
+
+def fusible(op, params):
+    """Whether ``op`` with ``params`` may be recorded (what the program builder takes)."""
+    name = op.name
+    if name not in FUSIBLE_OPS:
+        return False
+    if name == "copy" and "dtype" not in params:
+        return False
+    allowed = _STATIC.get(name, _UFUNC_STATIC)
+    for key in params:
+        if key not in allowed:
+            return False
+    return True
+
+
+class _Node:
+    __slots__ = ("op", "plan", "refs", "params", "shape", "dtype", "name", "origin")
+
+    def __init__(self, op, plan, refs, params, shape, dtype, origin):
+        self.op = op
+        self.plan = plan
+        self.refs = refs      # per input: ("l", leaf index), ("n", node index), ("s", value)
+        self.params = params
+        self.shape = shape
+        self.dtype = dtype
+        self.name = op.name
+        self.origin = origin
+
+
+class _Written:
+    __slots__ = ("view", "node", "target", "chunk")
+
+    def __init__(self, view, node, target, chunk):
+        self.view = view
+        self.node = node
+        self.target = target  # the pre-existing array written, or None
+        self.chunk = chunk    # the chunk of an array the window made, or None
+
+
+def _view_of(x):
+    return (x._offset, x._strides, x.shape, x.dtype)
+
+
+class LazyWindow:
+    __slots__ = ("segment", "open", "engine", "ctx", "nodes", "shape", "leaves", "leaf_at",
+                 "written", "key", "scalars", "fresh", "bulk", "pushed")
+
+    def __init__(self, segment, engine, ctx):
+        self.segment = segment
+        self.open = True
+        self.engine = engine
+        self.ctx = ctx
+        self.nodes = []
+        self.shape = None
+        self.leaves = []
+        self.leaf_at = {}
+        self.written = {}
+        self.key = []
+        self.scalars = []
+        self.fresh = ()
+        self.bulk = None
+        self.pushed = False
+
+    def refs_for(self, inputs, out, shape):
+        """The refs of an op on ``inputs`` writing ``out`` (or a new array) of ``shape``, or
+        None when the op cannot join this window (a view conflict or another shape)."""
+        if self.shape is not None and shape != self.shape:
+            return None
+        written = self.written
+        if out is not None:
+            entry = written.get(id(out._chunk))
+            if entry is not None and entry.view != _view_of(out):
+                return None
+        refs = []
+        for x in inputs:
+            if type(x) is NDArray:
+                chunk = x._chunk
+                view = _view_of(x)
+                entry = written.get(id(chunk))
+                if entry is not None:
+                    if entry.view != view:
+                        return None
+                    refs.append(("n", entry.node))
+                    continue
+                where = (id(chunk), view)
+                index = self.leaf_at.get(where)
+                if index is None:
+                    index = self.leaf_at[where] = len(self.leaves)
+                    self.leaves.append(x)
+                refs.append(("l", index))
+            elif type(x) in _WEAK or isinstance(x, np.generic):
+                refs.append(("s", x))
+            else:
+                return None
+        return refs
+
+    def release(self):
+        """Once closed: let its arrays go (marks still name the window, and a chunk -> window
+        -> op -> array -> chunk cycle would keep large buffers until the cyclic GC ran)."""
+        self.nodes = self.leaves = self.scalars = self.key = ()
+        self.leaf_at = {}
+        self.written = {}
+        if self.bulk is not None:
+            self.bulk = _CLOSED
+
+    def seal(self):
+        """The window's engine op, or None when none of its results is alive."""
+        outputs, out_nodes, writes = [], [], []
+        nodes = self.nodes
+        for entry in self.written.values():
+            target = entry.target
+            if target is None:
+                chunk = entry.chunk
+                if _getrefcount(chunk) <= _HELD_BY_WINDOW:
+                    continue  # died in the window: never allocated
+                node = nodes[entry.node]
+                target = _whole_array(chunk, node.shape, node.dtype)
+            outputs.append(target)
+            out_nodes.append(entry.node)
+            writes.append(target._chunk.var)
+        if not outputs:
+            return None
+        written = self.written
+        reads = []
+        for x in self.leaves:
+            chunk = x._chunk
+            if id(chunk) not in written and chunk.var not in reads:
+                reads.append(chunk.var)
+        return _Fused(self, reads, writes, outputs, out_nodes)
+
+
+def record(engine, ctx, op, plan, key, inputs, params, output, fresh):
+    """Record ``op`` (its ``plan`` and the plan's key ``key``, chosen by invoke) on ``inputs``, writing
+    ``output`` (a new array with no memory yet when ``fresh``, else the in-place target) in
+    this thread's lazy window. False when it must be pushed alone (invoke then pushes it)."""
+    segment = thread_segment()
+    flush_touching(inputs, segment)  # another thread's open window on the arrays goes first
+    if not fresh:
+        flush_touching((output,), segment)
+    origin = _engine_mod.caller_origin()
+    shape = output.shape
+    with segment.lock:
+        window = open_window_locked(segment, LazyWindow, engine, ctx)
+        target = None if fresh else output
+        refs = window.refs_for(inputs, target, shape)
+        if refs is None:  # a view conflict or another shape: the window goes first
+            flush_locked(segment)
+            window = open_window_locked(segment, LazyWindow, engine, ctx)
+            refs = window.refs_for(inputs, target, shape)
+            if refs is None:
+                return False
+        for x in inputs:
+            if type(x) is NDArray:
+                x._chunk.window = window
+        chunk = output._chunk
+        chunk.window = window
+        nodes = window.nodes
+        index = len(nodes)
+        window.key.append((op.name, key, tuple(r if r[0] != "s" else "s" for r in refs)))
+        window.scalars.extend(_scalar_values(refs, op.name, params))
+        window.shape = shape
+        nodes.append(_Node(op, plan, refs, params, shape,
+                           output.dtype, origin))  # see the invariant
+        window.written[id(chunk)] = _Written(_view_of(output), index, target,
+                                             chunk if fresh else None)
+        if len(nodes) >= MAX_OPS:
+            flush_locked(segment)
+    return True
+
+
+def _scalar_values(refs, name, params):
+    """The scalars a node adds to the program, in ProgramBuilder's order: its scalar
+    arguments, then clip's bounds."""
+    values = [value for kind, value in refs if kind == "s"]
+    if name == "clip":
+        for key in ("a_min", "a_max"):
+            if params.get(key) is not None:
+                values.append(params[key])
+    return values
+
+
+def _program_for(key, nodes, leaves, out_nodes, scalars):
+    """The cached kernel of a window structure, or None: when its program cannot be fused,
+    and the first time a structure of small arrays is seen (one that never repeats, e.g. a
+    loop over random cells, would pay a program build, ~50 us an op, per window: its ops run
+    one by one instead). Arrays of ``BUILD_AT_ONCE_ELEMENTS`` or more are worth a build at
+    once."""
+    kernel = _programs.get(key, _UNSEEN)
+    if kernel is not _UNSEEN and kernel is not _SEEN_ONCE:
+        _program_counts["hits"] += 1
+        return kernel
+    _program_counts["misses"] += 1
+    if kernel is _UNSEEN and math.prod(nodes[0].shape) < BUILD_AT_ONCE_ELEMENTS:
+        if len(_programs) >= _PROGRAMS_LIMIT:
+            _programs.clear()
+        _programs[key] = _SEEN_ONCE
+        return None
+    builder = ProgramBuilder()
+    ids = [builder.array(ArraySpec(x.shape, x.dtype)) for x in leaves]
+    node_ids = []
+    try:
+        for node in nodes:
+            args = []
+            for kind, value in node.refs:
+                if kind == "l":
+                    args.append(ids[value])
+                elif kind == "n":
+                    args.append(node_ids[value])
+                else:
+                    args.append(Const(value) if type(value) is int else value)
+            node_ids.append(builder.apply(node.name, *args, **node.params))
+        program = builder.build(outputs=[node_ids[i] for i in out_nodes])
+        kernel = kernel_for(program)
+    except (NotFusible, TypeError, ValueError):
+        _program_counts["unfusible"] += 1
+        kernel = None
+    if len(_programs) >= _PROGRAMS_LIMIT:
+        _programs.clear()
+    _programs[key] = kernel
+    return kernel
+
+
+def program_stats():
+    """Window programs: {"hits", "misses", "unfusible", "cached"} since the process began."""
+    return {**_program_counts, "cached": len(_programs)}
+
+
+class _Fused:
+    """The engine op of a flushed lazy window (see the module docstring)."""
+
+    __slots__ = ("engine", "ctx", "nodes", "leaves", "scalars", "key", "reads", "writes",
+                 "outputs", "out_nodes", "ran", "name", "names", "origin", "used")
+    prop = FnProperty.NORMAL  # large arrays: a worker runs it, the user's thread goes on
+
+    def __init__(self, window, reads, writes, outputs, out_nodes):
+        self.engine = window.engine
+        self.ctx = window.ctx
+        self.nodes = nodes = window.nodes
+        self.leaves = window.leaves
+        self.scalars = window.scalars
+        self.key = (tuple(window.key), tuple(out_nodes))
+        self.reads = tuple(reads)
+        self.writes = tuple(writes)
+        self.outputs = outputs
+        self.out_nodes = out_nodes
+        self.ran = False
+        self.names = [node.name for node in nodes]
+        self.name = nodes[0].name if len(nodes) == 1 else f"fused {len(nodes)} ops"
+        self.origin = nodes[0].origin
+        self.used = None
+
+    def describe(self):
+        """Profiler arguments: the member ops in order, and how they ran."""
+        return {"ops": self.names, "ran": self.used,
+                "programs": program_stats()}
+
+    def __call__(self, run_ctx):
+        if self.ran:
+            return  # pushed again after a Ctrl-C cut its first push short: it ran already
+        self.ran = True
+        try:
+            self._run()
+        finally:  # the engine may keep the op a while: its arrays need not wait for that
+            self.leaves = self.outputs = self.nodes = ()
+
+    def _run(self):
+        if not (self.engine.any_failed(self.reads) or self.engine.any_failed(self.writes)):
+            kernel = _program_for(self.key, self.nodes, self.leaves, self.out_nodes,
+                                  self.scalars)
+            if kernel is not None:
+                arrays = [x._data() for x in self.leaves]
+                outs = [x._data() for x in self.outputs]
+                try:
+                    kernel(arrays, self.scalars, outs, compile_after=2)
+                    self.used = "fused"
+                    return
+                except Exception:  # noqa: BLE001 - op by op finds the op and its line
+                    pass
+        self.used = "op by op"
+        self._op_by_op()
+
+    def _op_by_op(self):
+        """Each op alone, in push order, with the engine's failure rule per op."""
+        engine = self.engine
+        failures, scratch = [], {}
+        try:
+            self._each_op(engine.any_failed(self.reads), failures, scratch)
+        finally:
+            for buffer in scratch.values():  # pool buffers: faulted in, as ops' outputs are
+                storage.free(buffer, self.ctx)
+        reported = {}
+        for node, var in zip(self.out_nodes, self.writes):
+            failure = failures[node]
+            if failure is None:
+                continue
+            if failure[0] == "var":
+                engine.inherit_failure((failure[1],), (var,))
+            else:
+                reported.setdefault(id(failure), (failure, []))[1].append(var)
+        for (_, exc, name, origin), writes in reported.values():
+            engine.fail_part(writes, exc, name, origin)
+
+    def _each_op(self, check, failures, scratch):
+        """Run the ops in order; ``failures[i]``: None, ("var", failed var read) or
+        ("raised", exc, name, origin); ``scratch``: node -> the pool buffer of its value,
+        while a later op reads it (then it goes back, warm in cache, for the next op)."""
+        engine, ctx = self.engine, self.ctx
+        leaves = [x._data() for x in self.leaves]
+        dest_of = {node: out for node, out in zip(self.out_nodes, self.outputs)}
+        last_use = {}
+        for i, node in enumerate(self.nodes):
+            for kind, value in node.refs:
+                if kind == "n":
+                    last_use[value] = i
+        values = []
+        for node in self.nodes:
+            failure, args = None, []
+            for kind, value in node.refs:
+                if kind == "l":
+                    var = self.leaves[value]._chunk.var
+                    if check and failure is None and engine.any_failed((var,)):
+                        failure = ("var", var)
+                    args.append(leaves[value])
+                elif kind == "n":
+                    failure = failure or failures[value]
+                    args.append(values[value])
+                else:
+                    args.append(value)
+            result = None
+            if failure is None:
+                target = dest_of.get(len(values))
+                if target is None:
+                    buffer = storage.alloc(node.dtype.itemsize * math.prod(node.shape), ctx)
+                    scratch[len(values)] = buffer
+                    result = np.ndarray(node.shape, node.dtype, buffer)
+                else:
+                    result = target._data()
+                try:
+                    node.plan.run(args, [result], _WRITE_TO, node.params)
+                except Exception as exc:  # noqa: BLE001 - kept on the outputs it reaches
+                    failure = ("raised", exc, node.name, node.origin)
+            index = len(values)
+            values.append(result)
+            failures.append(failure)
+            for kind, value in node.refs:
+                if kind == "n" and last_use[value] == index and value in scratch:
+                    values[value] = None
+                    storage.free(scratch.pop(value), ctx)
