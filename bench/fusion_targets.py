@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 import ndengine as nd
-from common import best_of_interleaved, check_close, header, verdict
+from common import check_close, header, verdict
 
 
 def affine(xp, a, b):
@@ -123,14 +123,6 @@ def _runner(xp, body, arrays, extra):
         run.elapsed = time.perf_counter() - start
         run.results = results
     return run
-
-
-def _timed(run):
-    """The body's time alone (inputs are made outside it)."""
-    def timed():
-        run()
-        timed.seconds = run.elapsed
-    return timed
 
 
 def main():

@@ -33,7 +33,8 @@ overlaps an output through another view before it writes anything.
 
 `LazyWindow`, field by field (segment, open, engine, ctx, bulk, pushed: as segment.py's Window)
     nodes     the recorded ops (`_Node`), in push order.
-    shape     the shape of its ops' results (a window holds one shape).
+    shape     the shape of its ops' results (a window holds one shape); "closed" once a
+              tail reduction was recorded (no more ops join it).
     leaves    the NDArrays its ops read from outside the window, one per distinct view.
     leaf_at   dict (id(chunk), view) -> leaf index (each leaf holds its chunk alive).
     written   dict id(chunk) -> `_Written`: the view the window wrote, the node whose value it
@@ -55,7 +56,7 @@ from .. import engine as _engine_mod
 from ..engine import FnProperty
 from ..ops import OpReq
 from ..ops.fusion import NotFusible, ProgramBuilder, kernel_for
-from ..ops.fusion_program import FUSIBLE_OPS, ArraySpec, Const
+from ..ops.fusion_program import FUSIBLE_OPS, TAIL_REDUCTIONS, ArraySpec, Const
 from . import storage
 from .array import NDArray
 from .chunk import whole_array as _whole_array
@@ -81,8 +82,13 @@ _UFUNC_STATIC = frozenset(("dtype",))
 
 
 def fusible(op, params):
-    """Whether ``op`` with ``params`` may be recorded (what the program builder takes)."""
+    """Whether ``op`` with ``params`` may be recorded (what the program builder takes): an
+    element-wise op, or a tail reduction (over all axes or one) that closes a window."""
     name = op.name
+    if name in TAIL_REDUCTIONS:
+        axis = params.get("axis")
+        return (len(params) == 2 and (axis is None or type(axis) is int)
+                and type(params.get("keepdims")) is bool)
     if name not in FUSIBLE_OPS:
         return False
     if name == "copy" and "dtype" not in params:
@@ -95,7 +101,7 @@ def fusible(op, params):
 
 
 class _Node:
-    __slots__ = ("op", "plan", "refs", "params", "shape", "dtype", "name", "origin")
+    __slots__ = ("op", "plan", "refs", "params", "shape", "dtype", "name", "origin", "tail")
 
     def __init__(self, op, plan, refs, params, shape, dtype, origin):
         self.op = op
@@ -106,6 +112,7 @@ class _Node:
         self.dtype = dtype
         self.name = op.name
         self.origin = origin
+        self.tail = False  # a reduction closing the window (its last node)
 
 
 class _Written:
@@ -220,6 +227,9 @@ def record(engine, ctx, op, plan, key, inputs, params, output, fresh):
         flush_touching((output,), segment)
     origin = _engine_mod.caller_origin()
     shape = output.shape
+    if op.name in TAIL_REDUCTIONS:
+        return fresh and _record_tail(segment, engine, ctx, op, plan, key, inputs[0], params,
+                                      output, origin)
     with segment.lock:
         window = open_window_locked(segment, LazyWindow, engine, ctx)
         target = None if fresh else output
@@ -246,6 +256,36 @@ def record(engine, ctx, op, plan, key, inputs, params, output, fresh):
                                              chunk if fresh else None)
         if len(nodes) >= MAX_OPS:
             flush_locked(segment)
+    return True
+
+
+def _record_tail(segment, engine, ctx, op, plan, key, x, params, output, origin):
+    """A reduction of the value of one of the open window's ops closes the window as its
+    tail (``sum(sqrt(x*x + 1))``): recorded, and the window takes no more ops. It is pushed
+    at its next flush, not now: the reduced array is still referenced by this very call,
+    and it usually dies before then (then it is never allocated)."""
+    if type(x) is not NDArray:
+        return False
+    with segment.lock:
+        window = segment.window
+        if type(window) is not LazyWindow or window.bulk is not None \
+                or window.engine is not engine or window.ctx is not ctx \
+                or window.shape is _CLOSED:
+            return False
+        entry = window.written.get(id(x._chunk))
+        if entry is None or entry.view != _view_of(x):
+            return False
+        chunk = output._chunk
+        chunk.window = window
+        nodes = window.nodes
+        index = len(nodes)
+        refs = [("n", entry.node)]
+        window.key.append((op.name, key, tuple(refs)))
+        node = _Node(op, plan, refs, params, output.shape, output.dtype, origin)
+        node.tail = True
+        nodes.append(node)  # see the invariant
+        window.written[id(chunk)] = _Written(_view_of(output), index, None, chunk)
+        window.shape = _CLOSED  # no shape matches: the next op flushes the window first
     return True
 
 
@@ -289,8 +329,16 @@ def _program_for(key, nodes, leaves, out_nodes, scalars):
                     args.append(node_ids[value])
                 else:
                     args.append(Const(value) if type(value) is int else value)
+            if node.tail:
+                break
             node_ids.append(builder.apply(node.name, *args, **node.params))
-        program = builder.build(outputs=[node_ids[i] for i in out_nodes])
+        tail = nodes[-1]
+        reduction = None
+        if tail.tail and len(nodes) - 1 in out_nodes:
+            reduction = (tail.name, node_ids[tail.refs[0][1]], tail.params["axis"],
+                         tail.params["keepdims"])
+        program = builder.build(outputs=[node_ids[i] for i in out_nodes
+                                         if not nodes[i].tail], reduction=reduction)
         kernel = kernel_for(program)
     except (NotFusible, TypeError, ValueError):
         _program_counts["unfusible"] += 1

@@ -26,13 +26,14 @@ The mean divides as NumPy's ``_mean`` does (``true_divide(sum, intp(count))``).
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 
 from . import fusion_blocks as _blocks
 from .fusion_blocks import classify, coalesce, flat_regions, region_blocks, restride, run_tasks
 from .fusion_rows import MAX_ROW
-from .outputs import detach_overlapping
+from .outputs import same_view
 
 __all__ = ["Call", "prepare_call", "coalesced_views", "layout_of", "run_elementwise",
            "run_reduction", "REDUCE_UFUNCS", "reduction_exact"]
@@ -86,7 +87,7 @@ def prepare_call(program, arrays, outputs, threads) -> Call:
                 or not out.flags.writeable):
             raise ValueError(f"an output must be a writeable NumPy array of shape {shape} and "
                              f"dtype {dtype}")
-    arrays = detach_overlapping(list(arrays), list(outputs))
+    arrays = _detached(list(arrays), list(outputs))
     direct = not any(_may_share_memory(a, o) for a in arrays for o in outputs)
     shape = program.shape
     leaves = []
@@ -97,6 +98,34 @@ def prepare_call(program, arrays, outputs, threads) -> Call:
     count = len(program.outputs)
     reduced = outputs[count] if program.reduction is not None else None
     return Call(program, leaves, list(outputs[:count]), reduced, direct, threads)
+
+
+_copies = threading.local()  # .buffers: the copies of this thread's last call, reused
+
+
+def _detached(arrays, outputs):
+    """Every array that overlaps an output other than as its very view, copied first (NumPy:
+    as if every input were read before anything is written; ``u[1:-1] += f(u[2:], u[:-2])``).
+    The copies go to this thread's buffers, kept from call to call: a fresh copy of a large
+    array would pay its page faults on every call."""
+    buffers = getattr(_copies, "buffers", None)
+    if buffers is None:
+        buffers = _copies.buffers = []
+    used = 0
+    detached = []
+    for a in arrays:
+        for out in outputs:
+            if _may_share_memory(a, out) and not same_view(a, out):
+                if used == len(buffers) or buffers[used].nbytes < a.nbytes:
+                    buffer = np.empty(a.nbytes, np.uint8)
+                    buffers[used:used + 1] = [buffer]
+                copy = np.ndarray(a.shape, a.dtype, buffers[used])
+                np.copyto(copy, a)
+                a = copy
+                used += 1
+                break
+        detached.append(a)
+    return detached
 
 
 def coalesced_views(call):
