@@ -42,7 +42,6 @@ overlaps an output through another view before it writes anything.
               chunk: held only here and by the user's arrays, so that its death shows).
     key       the nodes' structure keys, in order (the program cache's key).
     scalars   the scalar values the program takes, in its order.
-    fresh     () (segment.py's closing step clears it; nothing else uses it here).
 Invariant: a node's refs name only leaves and earlier nodes, and every chunk its arrays use is
 marked with the window, before the node is appended; ``written`` changes only after the append.
 """
@@ -60,7 +59,8 @@ from ..ops.fusion_program import FUSIBLE_OPS, TAIL_REDUCTIONS, ArraySpec, Const
 from . import storage
 from .array import NDArray
 from .chunk import whole_array as _whole_array
-from .segment import flush_locked, flush_touching, open_window_locked, thread_segment
+from .segment import (WindowBase, flush_locked, flush_touching, open_window_locked,
+                      thread_segment)
 
 __all__ = ["ENABLED", "MAX_OPS", "LazyWindow", "record", "fusible", "program_stats"]
 
@@ -129,25 +129,17 @@ def _view_of(x):
     return (x._offset, x._strides, x.shape, x.dtype)
 
 
-class LazyWindow:
-    __slots__ = ("segment", "open", "engine", "ctx", "nodes", "shape", "leaves", "leaf_at",
-                 "written", "key", "scalars", "fresh", "bulk", "pushed")
+class LazyWindow(WindowBase):
+    __slots__ = ("shape", "leaves", "leaf_at", "written", "key", "scalars")
 
     def __init__(self, segment, engine, ctx):
-        self.segment = segment
-        self.open = True
-        self.engine = engine
-        self.ctx = ctx
-        self.nodes = []
+        WindowBase.__init__(self, segment, engine, ctx)
         self.shape = None
         self.leaves = []
         self.leaf_at = {}
         self.written = {}
         self.key = []
         self.scalars = []
-        self.fresh = ()
-        self.bulk = None
-        self.pushed = False
 
     def refs_for(self, inputs, out, shape):
         """The refs of an op on ``inputs`` writing ``out`` (or a new array) of ``shape``, or

@@ -63,7 +63,7 @@ from ..engine import FnProperty
 from .array import NDArray
 
 __all__ = ["append", "flush_touching", "flush_marked", "flush_own", "flush_all",
-           "flush_window", "thread_segment", "open_window_locked", "flush_locked"]
+           "flush_window", "thread_segment", "open_window_locked", "flush_locked", "WindowBase"]
 
 _ASYNC = FnProperty.ASYNC
 _READ, _WRITE, _FRESH = "read", "write", "fresh"  # a var's role in a window
@@ -83,9 +83,11 @@ class Segment:
         self.window = None
 
 
-class Window:
-    __slots__ = ("segment", "open", "engine", "ctx", "nodes", "roles", "fresh", "bulk",
-                 "pushed")
+class WindowBase:
+    """What every kind of window has (`Window` here, lazy.py's `LazyWindow`): see the module
+    docstring."""
+
+    __slots__ = ("segment", "open", "engine", "ctx", "nodes", "bulk", "pushed")
 
     def __init__(self, segment, engine, ctx):
         self.segment = segment
@@ -93,10 +95,17 @@ class Window:
         self.engine = engine
         self.ctx = ctx
         self.nodes = []
-        self.roles = {}
-        self.fresh = []
         self.bulk = None
         self.pushed = False
+
+
+class Window(WindowBase):
+    __slots__ = ("roles", "fresh")
+
+    def __init__(self, segment, engine, ctx):
+        WindowBase.__init__(self, segment, engine, ctx)
+        self.roles = {}
+        self.fresh = []
 
     def release(self):
         """Once closed: let its chunks go (marks still name the window)."""
