@@ -295,3 +295,19 @@ def test_binary_gradients_with_broadcasting(name):
     assert gy.shape == y.shape
     np.testing.assert_allclose(gx, finite_difference(op, [x, y], 0), rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(gy, finite_difference(op, [x, y], 1), rtol=1e-4, atol=1e-6)
+
+
+# ------------------------------------------------------------------ isposinf / isneginf
+@given(data=st.data())
+@pytest.mark.parametrize("name", ["isposinf", "isneginf"])
+def test_signed_infinities(name, data):
+    x = data.draw(values(data.draw(dtypes), data.draw(shapes())))
+    run_xp(lambda xp: getattr(xp, name)(xp.array(x)))
+    special = np.array([np.inf, -np.inf, 0.0, -0.0, np.nan, -np.nan, 1e308, -5.0])
+    run_xp(lambda xp: getattr(xp, name)(xp.array(special)))
+
+    def into_out(xp):
+        out = xp.ones(special.shape, dtype=bool)
+        assert getattr(xp, name)(xp.array(special), out=out) is out
+        return out
+    run_xp(into_out)

@@ -181,6 +181,23 @@ for _name, _doc in _DOCS.items():
     FUNCTIONS[_name].__doc__ = _doc
 
 
+def _signed_infinity(name, positive):
+    def function(x, out=None):
+        # NumPy's own composition (numpy/lib/_ufunclike_impl.py), on pushed ops
+        signbit = FUNCTIONS["signbit"](x)
+        wanted = FUNCTIONS["logical_not"](signbit) if positive else signbit
+        return FUNCTIONS["logical_and"](FUNCTIONS["isinf"](x), wanted, out=out)
+    function.__name__ = name
+    function.__doc__ = (f"numpy.{name}: whether each element is {'+' if positive else '-'}inf "
+                        "(a bool array; out= an NDArray).")
+    function.__module__ = "ndengine"
+    return function
+
+
+FUNCTIONS["isposinf"] = _signed_infinity("isposinf", True)
+FUNCTIONS["isneginf"] = _signed_infinity("isneginf", False)
+
+
 def broadcast_to(x, shape):
     """A new array holding ``x`` broadcast to ``shape`` (a copy, unlike numpy's read-only
     view, so writes to it never alias)."""
