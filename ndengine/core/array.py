@@ -24,6 +24,7 @@ _new_object = object.__new__
 _SCALARS = (bool, int, float)
 _np_ndarray = np.ndarray
 
+_SAME = object()  # view()'s default: the array's own dtype
 _fakes = {}  # (shape, strides, dtype) -> (fake array, its data address): see NDArray._fake
 _FAKES_LIMIT = 1024
 
@@ -305,6 +306,21 @@ class NDArray(_RawArray):
             offset = 0  # NumPy's offset may point past the end of the (empty) buffer
         return self._view_of(fake_view.shape, offset, fake_view.strides)
 
+    def view(self, dtype=_SAME, type=None):
+        """NumPy's ``ndarray.view(dtype)``: the same memory read as another dtype (no op, no
+        copy; NumPy's rules for a different itemsize: the last axis is resized)."""
+        if _is_array_type(dtype):  # view(NDArray): NumPy's type-as-first-argument form
+            dtype, type = None, dtype
+        if type is not None and not _is_array_type(type):
+            raise TypeError(f"view(type={type!r}): an NDArray views only as an NDArray")
+        if dtype is _SAME or dtype is None and type is not None:
+            return self._view_of(self.shape, self._offset, self.strides)
+        dtype = ops.check_dtype(np.dtype(dtype))  # (None is float64, as in NumPy)
+        fake, base = self._fake()
+        view = fake.view(dtype)
+        offset = self._offset + (view.__array_interface__["data"][0] - base)
+        return self._view_of(view.shape, offset, view.strides, dtype)
+
     def reshape(self, *shape, order="C", copy=None, **kwargs):
         """NumPy's ``a.reshape(*shape, order='C', copy=None)``: a view where the geometry
         allows, else a copy (``copy=False`` raises there, ``copy=True`` always copies)."""
@@ -438,21 +454,12 @@ class NDArray(_RawArray):
         return probe.copy()
 
 
+def _is_array_type(kind):
+    return isinstance(kind, type) and issubclass(kind, NDArray)
+
+
 def _unpickle(values):
     return _from_numpy(values, Context("cpu", 0))
-
-
-def _is_element_key(key):
-    parts = key if type(key) is tuple else (key,)
-    return not any(part is None or part is Ellipsis or isinstance(part, slice) for part in parts)
-
-
-def _drop_leading_ones(value, ndim):
-    """NumPy's setitem broadcasting: a value may have extra leading dims of size 1."""
-    extra = len(value.shape) - ndim
-    if all(n == 1 for n in value.shape[:extra]):
-        return value.reshape(value.shape[extra:])
-    return value  # the copy's infer raises NumPy's broadcast error
 
 
 _object_setattr = object.__setattr__
@@ -462,62 +469,12 @@ _set_strides = _RawArray.__dict__["_strides"].__set__
 _set_view_cache = _RawArray.__dict__["_view_cache"].__set__
 
 
-# ---------------------------------------------------------------- indexing helpers
-_BASIC_PART_TYPES = frozenset((int, slice, type(None), type(Ellipsis)))
-
-
-def _normalize_key(key):
-    """The key as the op will use it when it runs: NDArray indices become NumPy arrays (that
-    waits for them), and NumPy arrays and lists are copied, so that a caller who reuses or
-    changes them after the call does not change what the queued op selects."""
-    kind = type(key)
-    if kind is int or kind is slice:
-        return key
-    if kind is tuple:
-        for part in key:
-            if type(part) not in _BASIC_PART_TYPES:
-                return tuple(_frozen_index(part) for part in key)
-        return key
-    if kind is list:
-        return _list_index(key)  # NumPy treats a list key as one index array
-    return _frozen_index(key)
-
-
-def _list_index(part):
-    index = np.array(part)
-    if index.size == 0 and index.dtype == np.float64:
-        return index.astype(np.intp)  # an empty list is an empty integer index (NumPy)
-    return index
-
-
-def _frozen_index(part):
-    if isinstance(part, NDArray):
-        part = part.asnumpy()  # a fresh copy
-    elif isinstance(part, np.ndarray):
-        part = part.copy()
-    else:
-        return _list_index(part) if isinstance(part, list) else part
-    if not part.ndim and part.dtype.kind in "iu":
-        return int(part)  # a 0-d integer array indexes as an integer (NumPy)
-    return part
-
-
-def _is_basic_key(key):
-    parts = key if type(key) is tuple else (key,)
-    for part in parts:
-        kind = type(part)
-        if kind is int or kind is slice or part is None or part is Ellipsis:
-            continue  # the common parts first: this runs on every index
-        if isinstance(part, (int, np.integer, slice)) and not isinstance(part, (bool, np.bool_)):
-            continue
-        return False
-    return True
-
-
-
 _array_type[0] = NDArray
 
 # pipeline.py and segment.py need NDArray defined: imported last
 from .segment import flush_marked as _flush_marked  # noqa: E402
+from .keys import (drop_leading_ones as _drop_leading_ones,  # noqa: E402
+                   is_basic_key as _is_basic_key, is_element_key as _is_element_key,
+                   normalize_key as _normalize_key)
 from .pipeline import (as_operand as _as_operand, copy_between as _copy_between,  # noqa: E402
                      from_numpy as _from_numpy, invoke)

@@ -19,7 +19,6 @@ one function ndengine lacks should still run. Three limits keep the fallback hon
   ``result_type``...) run NumPy's own code on the NDArray, without a wait;
 - results are NumPy's (arrays and views of copies, not of the NDArrays).
 """
-import builtins
 import inspect
 import operator
 import sys
@@ -139,18 +138,6 @@ def _itemsize(self):
     return self.dtype.itemsize
 
 
-def _view(self, dtype=None, type=None):
-    """ndarray.view: a new NDArray of the same memory (writes to one show in the other).
-    Reinterpreting the bytes as another dtype is not supported yet."""
-    for kind in (dtype, type):
-        if kind is None or isinstance(kind, builtins.type) and issubclass(kind, NDArray):
-            continue
-        if kind is not dtype or np.dtype(kind) != self.dtype:
-            raise NotImplementedError("NDArray.view(dtype) of another dtype (or type) is not "
-                                      "supported yet; astype(dtype) gives a converted copy")
-    return self[...]
-
-
 def _item(self, *args):
     """ndarray.item: the element as a Python scalar; ``item(i)`` takes a flat index,
     ``item(i, j, ...)`` or ``item((i, j))`` one index per axis (waits)."""
@@ -255,7 +242,6 @@ def install():
     NDArray.fill = _fill
     NDArray.itemsize = property(_itemsize)
     NDArray.flat = property(_get_flat, _set_flat)
-    NDArray.view = _view
     NDArray.item = _item
     NDArray.__format__ = _format
     NDArray.__round__ = _round

@@ -1,0 +1,70 @@
+"""Index keys as NDArray's ``__getitem__``/``__setitem__`` read them: basic or not, one
+element or not, and frozen (copied) so that a queued op selects what the call named."""
+import numpy as np
+
+from .array import NDArray
+
+__all__ = ["normalize_key", "is_basic_key", "is_element_key", "drop_leading_ones"]
+
+def is_element_key(key):
+    parts = key if type(key) is tuple else (key,)
+    return not any(part is None or part is Ellipsis or isinstance(part, slice) for part in parts)
+
+
+def drop_leading_ones(value, ndim):
+    """NumPy's setitem broadcasting: a value may have extra leading dims of size 1."""
+    extra = len(value.shape) - ndim
+    if all(n == 1 for n in value.shape[:extra]):
+        return value.reshape(value.shape[extra:])
+    return value  # the copy's infer raises NumPy's broadcast error
+
+
+_BASIC_PART_TYPES = frozenset((int, slice, type(None), type(Ellipsis)))
+
+
+def normalize_key(key):
+    """The key as the op will use it when it runs: NDArray indices become NumPy arrays (that
+    waits for them), and NumPy arrays and lists are copied, so that a caller who reuses or
+    changes them after the call does not change what the queued op selects."""
+    kind = type(key)
+    if kind is int or kind is slice:
+        return key
+    if kind is tuple:
+        for part in key:
+            if type(part) not in _BASIC_PART_TYPES:
+                return tuple(_frozen_index(part) for part in key)
+        return key
+    if kind is list:
+        return _list_index(key)  # NumPy treats a list key as one index array
+    return _frozen_index(key)
+
+
+def _list_index(part):
+    index = np.array(part)
+    if index.size == 0 and index.dtype == np.float64:
+        return index.astype(np.intp)  # an empty list is an empty integer index (NumPy)
+    return index
+
+
+def _frozen_index(part):
+    if isinstance(part, NDArray):
+        part = part.asnumpy()  # a fresh copy
+    elif isinstance(part, np.ndarray):
+        part = part.copy()
+    else:
+        return _list_index(part) if isinstance(part, list) else part
+    if not part.ndim and part.dtype.kind in "iu":
+        return int(part)  # a 0-d integer array indexes as an integer (NumPy)
+    return part
+
+
+def is_basic_key(key):
+    parts = key if type(key) is tuple else (key,)
+    for part in parts:
+        kind = type(part)
+        if kind is int or kind is slice or part is None or part is Ellipsis:
+            continue  # the common parts first: this runs on every index
+        if isinstance(part, (int, np.integer, slice)) and not isinstance(part, (bool, np.bool_)):
+            continue
+        return False
+    return True
