@@ -360,3 +360,42 @@ def test_a_tail_of_an_array_made_outside_the_window_is_pushed_alone():
     b = a + 1
     b.wait_to_read()  # b's window is gone: its sum is an ordinary op
     assert b.sum().item() == pytest.approx((ramp() + 1).sum())
+
+
+# ---------------------------------------------------------------- lifecycle
+def test_fork_child_sees_the_recorded_values():
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork")
+    a = nd.array(ramp())
+    x = (a + 1) * 6  # recorded, not pushed, at the fork: pushed before it
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            y = x * 2 + 1  # the child records and fuses too
+            code = 0 if np.array_equal(y.asnumpy(), ((ramp() + 1) * 6) * 2 + 1) else 3
+        except BaseException:  # noqa: B902
+            code = 4
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0
+    np.testing.assert_array_equal(x.asnumpy(), (ramp() + 1) * 6)
+
+
+EXIT_SCRIPT = """
+import numpy as np, ndengine as nd
+a = nd.array(np.arange(1 << 15, dtype=np.float64))
+x = a * 2 + 1
+x.asnumpy().tofile({path!r})  # a value read: flushed and waited
+y = x - 1  # still recorded at exit: pushed and run by the exit flush, no hang
+"""
+
+
+def test_interpreter_exit_with_a_recorded_window(tmp_path):
+    import subprocess
+    import sys
+    path = str(tmp_path / "x.bin")
+    result = subprocess.run([sys.executable, "-c", EXIT_SCRIPT.format(path=path)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    np.testing.assert_array_equal(np.fromfile(path), np.arange(1 << 15) * 2.0 + 1)
