@@ -281,3 +281,13 @@ def test_round_of_a_0d_array_is_a_numpy_scalars(value):
 
 def test_round_of_an_array_is_numpys_type_error():
     run_xp(lambda xp: round(xp.arange(3.0), 2))
+
+
+@pytest.mark.parametrize("sep", ["", ","])
+def test_tofile_and_tobytes_are_numpys(tmp_path, sep):
+    a = np.arange(12, dtype=np.int16).reshape(3, 4)[:, 1:]
+    x = nd.array(a) * 3
+    x.tofile(str(tmp_path / "nd.bin"), sep=sep)
+    (a * 3).tofile(str(tmp_path / "np.bin"), sep=sep)
+    assert (tmp_path / "nd.bin").read_bytes() == (tmp_path / "np.bin").read_bytes()
+    assert x.tobytes() == (a * 3).tobytes() and x.T.tobytes("F") == (a * 3).T.tobytes("F")

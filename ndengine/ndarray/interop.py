@@ -236,6 +236,16 @@ def _set_flat(self, value):
 _core_item = NDArray.item
 
 
+def _tofile(self, fid, sep="", format="%s"):
+    """ndarray.tofile: the values written to a file (waits for them)."""
+    self.asnumpy().tofile(fid, sep=sep, format=format)
+
+
+def _tobytes(self, order="C"):
+    """ndarray.tobytes: the values' bytes (waits for them)."""
+    return self.asnumpy().tobytes(order=order)
+
+
 def install():
     """Attach the protocol and the methods to NDArray (idempotent)."""
     NDArray.__array_function__ = array_function
@@ -243,6 +253,8 @@ def install():
     NDArray.itemsize = property(_itemsize)
     NDArray.flat = property(_get_flat, _set_flat)
     NDArray.item = _item
+    NDArray.tofile = _tofile
+    NDArray.tobytes = _tobytes
     NDArray.__format__ = _format
     NDArray.__round__ = _round
 
