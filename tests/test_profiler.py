@@ -425,3 +425,20 @@ def test_random_programs_give_valid_traces(eng, program):
     assert len(complete) == len(records) == len(program)
     assert sorted(processes.values()) == sorted({str(devices[p[1]]) for p in program})
     profiler.reset()
+
+
+def test_a_run_hook_that_raises_is_reported_and_the_ops_still_finish(eng):
+    def broken(*args):
+        raise ValueError("broken hook")
+    eng.set_run_hook(broken)
+    done = []
+    try:
+        var = eng.new_variable()
+        with pytest.warns(RuntimeWarning, match="broken hook"):
+            for prop in (E.FnProperty.ASYNC, E.FnProperty.NORMAL):
+                eng.push_sync(lambda rc: done.append(1), E.cpu(), (), (var,), prop)
+            eng.wait_for_var(var)
+            eng.wait_for_all()
+    finally:
+        eng.set_run_hook(None)
+    assert done == [1, 1]

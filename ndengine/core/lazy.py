@@ -67,6 +67,8 @@ __all__ = ["ENABLED", "MAX_OPS", "LazyWindow", "record", "fusible", "program_sta
 ENABLED = os.environ.get("NDENGINE_FUSION", "1") != "0"
 MAX_OPS = int(os.environ.get("NDENGINE_FUSION_MAX_OPS", 64))
 BUILD_AT_ONCE_ELEMENTS = 1 << 20
+INLINE_ELEMENTS = int(os.environ.get("NDENGINE_FUSION_INLINE_ELEMENTS", 1 << 18))
+_INLINE, _WORKER = FnProperty.ASYNC, FnProperty.NORMAL
 _PROGRAMS_LIMIT = 1024
 _programs = {}  # window key -> FusedKernel, or None when the program cannot be fused
 _program_counts = {"hits": 0, "misses": 0, "unfusible": 0}
@@ -350,8 +352,7 @@ class _Fused:
     """The engine op of a flushed lazy window (see the module docstring)."""
 
     __slots__ = ("engine", "ctx", "nodes", "leaves", "scalars", "key", "reads", "writes",
-                 "outputs", "out_nodes", "ran", "name", "names", "origin", "used")
-    prop = FnProperty.NORMAL  # large arrays: a worker runs it, the user's thread goes on
+                 "outputs", "out_nodes", "ran", "name", "names", "origin", "used", "prop")
 
     def __init__(self, window, reads, writes, outputs, out_nodes):
         self.engine = window.engine
@@ -366,6 +367,10 @@ class _Fused:
         self.out_nodes = out_nodes
         self.ran = False
         self.names = [node.name for node in nodes]
+        # a worker runs it, the user's thread goes on; a window on arrays of less than
+        # INLINE_ELEMENTS runs in the pushing thread when its inputs are ready (MXNet's
+        # inline execution): waking a worker costs more than the kernel at that size
+        self.prop = _INLINE if math.prod(nodes[0].shape) < INLINE_ELEMENTS else _WORKER
         self.name = nodes[0].name if len(nodes) == 1 else f"fused {len(nodes)} ops"
         self.origin = nodes[0].origin
         self.used = None

@@ -59,6 +59,7 @@ import itertools
 import os
 import threading
 import time
+import warnings as _warnings
 
 from .config import env_int, worker_count
 from .context import Context, FnProperty, RunContext
@@ -182,8 +183,12 @@ class EngineCore(ExecutorMixin, LifecycleMixin, BulkMixin):
         return self._recorder.take()
 
     def _report(self, hook, name, fn, ctx, reads, writes, info, start, failed):
-        hook(name or getattr(fn, "__name__", "op"), ctx, reads, writes, info, start,
-             _perf_ns(), failed)
+        try:
+            hook(name or getattr(fn, "__name__", "op"), ctx, reads, writes, info, start,
+                 _perf_ns(), failed)
+        except Exception as exc:  # noqa: BLE001 - a broken hook must not leave the op unfinished
+            _warnings.warn(f"the engine's run hook {hook!r} raised {exc!r}; the op it was "
+                           "told about finished normally", RuntimeWarning, stacklevel=2)
 
     # ---------------------------------------------------------------- vars and operators
     def new_variable(self):

@@ -106,9 +106,8 @@ class ExecutorMixin:
     """Running and completing blocks (the engine state is documented in core.py)."""
 
     def _report_block(self, hook, block, start, failed):
-        fn = block.fn
-        hook(block.name or getattr(fn, "__name__", "op"), block.ctx, block.const_vars,
-             block.mutable_vars, block.info, start, _perf_ns(), failed)
+        self._report(hook, block.name, block.fn, block.ctx, block.const_vars,
+                     block.mutable_vars, block.info, start, failed)
 
     def _execute(self, block, run_ctx, pool):
         """Run block (or skip it when a var it uses failed, or it was cancelled); return the
