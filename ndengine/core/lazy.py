@@ -58,7 +58,7 @@ from ..ops.fusion import NotFusible, ProgramBuilder, kernel_for
 from ..ops.fusion_program import FUSIBLE_OPS, TAIL_REDUCTIONS, ArraySpec, Const
 from . import storage
 from .array import NDArray
-from .chunk import whole_array as _whole_array
+from .chunk import Chunk, whole_array as _whole_array
 from .segment import (WindowBase, flush_locked, flush_touching, open_window_locked,
                       thread_segment)
 
@@ -73,6 +73,7 @@ _PROGRAMS_LIMIT = 1024
 _programs = {}  # window key -> FusedKernel, or None when the program cannot be fused
 _program_counts = {"hits": 0, "misses": 0, "unfusible": 0}
 _UNSEEN, _SEEN_ONCE = object(), object()
+_object_setattr = object.__setattr__
 _CLOSED = "closed"  # a released window's ``bulk``: its op is the engine's alone
 _HELD_BY_WINDOW = 3  # refs to a dead fresh chunk in `seal`: the entry, the loop, getrefcount's
 _getrefcount = sys.getrefcount
@@ -238,6 +239,12 @@ def record(engine, ctx, op, plan, key, inputs, params, output, fresh):
             if type(x) is NDArray:
                 x._chunk.window = window
         chunk = output._chunk
+        if fresh and type(chunk) is not Chunk:
+            # a small result of ops on large arrays (a bool mask of float64s): a pool chunk
+            # without memory yet, so that the ops that use it are recorded here too
+            chunk = Chunk(chunk.nbytes, ctx, engine)
+            _object_setattr(output, "_chunk", chunk)
+            _object_setattr(output, "_view_cache", None)
         chunk.window = window
         nodes = window.nodes
         index = len(nodes)
