@@ -23,6 +23,13 @@ pytestmark = pytest.mark.usefixtures("nd_engine")
 N = 1 << 14  # float64: 128 KiB, a large array (not a SmallChunk)
 
 
+@pytest.fixture(autouse=True)
+def fuse_test_sizes(monkeypatch):
+    """The tests' arrays are smaller than FUSE_MIN_ELEMENTS: fuse them anyway (the op by op
+    run of small windows has its own test)."""
+    monkeypatch.setattr(lazy, "FUSE_MIN_ELEMENTS", 0)
+
+
 def records():
     return nd.engine.get().bulk_size > 1 and lazy.ENABLED
 
@@ -399,3 +406,22 @@ def test_interpreter_exit_with_a_recorded_window(tmp_path):
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     np.testing.assert_array_equal(np.fromfile(path), np.arange(1 << 15) * 2.0 + 1)
+
+
+def test_windows_under_the_fusion_size_run_op_by_op_with_the_same_results(nd_engine,
+                                                                          monkeypatch):
+    monkeypatch.setattr(lazy, "FUSE_MIN_ELEMENTS", 10 * N)
+    seen = []
+    previous = nd_engine.set_run_hook(lambda name, ctx, reads, writes, info, start, end, failed:
+                                      seen.append(info() if callable(info) else info))
+    try:
+        a = nd.array(ramp())
+        x = nd.sqrt(a * 3 + 1) - a
+        got = x.asnumpy()
+    finally:
+        nd_engine.set_run_hook(previous)
+    np.testing.assert_array_equal(got, np.sqrt(ramp() * 3 + 1) - ramp())
+    if records():
+        (event,) = [info for info in seen if isinstance(info, dict) and "ran" in info]
+        assert event["ran"] == "op by op" and event["ops"] == ["multiply", "add", "sqrt",
+                                                               "subtract"]

@@ -68,6 +68,7 @@ ENABLED = os.environ.get("NDENGINE_FUSION", "1") != "0"
 MAX_OPS = int(os.environ.get("NDENGINE_FUSION_MAX_OPS", 64))
 BUILD_AT_ONCE_ELEMENTS = 1 << 20
 INLINE_ELEMENTS = int(os.environ.get("NDENGINE_FUSION_INLINE_ELEMENTS", 1 << 18))
+FUSE_MIN_ELEMENTS = int(os.environ.get("NDENGINE_FUSION_MIN_ELEMENTS", 1 << 18))
 _INLINE, _WORKER = FnProperty.ASYNC, FnProperty.NORMAL
 _PROGRAMS_LIMIT = 1024
 _programs = {}  # window key -> FusedKernel, or None when the program cannot be fused
@@ -359,7 +360,8 @@ class _Fused:
     """The engine op of a flushed lazy window (see the module docstring)."""
 
     __slots__ = ("engine", "ctx", "nodes", "leaves", "scalars", "key", "reads", "writes",
-                 "outputs", "out_nodes", "ran", "name", "names", "origin", "used", "prop")
+                 "outputs", "out_nodes", "ran", "name", "names", "origin", "used", "prop",
+                 "fuse")
 
     def __init__(self, window, reads, writes, outputs, out_nodes):
         self.engine = window.engine
@@ -377,7 +379,11 @@ class _Fused:
         # a worker runs it, the user's thread goes on; a window on arrays of less than
         # INLINE_ELEMENTS runs in the pushing thread when its inputs are ready (MXNet's
         # inline execution): waking a worker costs more than the kernel at that size
-        self.prop = _INLINE if math.prod(nodes[0].shape) < INLINE_ELEMENTS else _WORKER
+        size = math.prod(nodes[0].shape)
+        self.prop = _INLINE if size < INLINE_ELEMENTS else _WORKER
+        # below FUSE_MIN_ELEMENTS the values stay in cache anyway: the ops run one by one
+        # (one engine op still, no per-op push), cheaper than a fused kernel's call
+        self.fuse = size >= FUSE_MIN_ELEMENTS
         self.name = nodes[0].name if len(nodes) == 1 else f"fused {len(nodes)} ops"
         self.origin = nodes[0].origin
         self.used = None
@@ -397,7 +403,8 @@ class _Fused:
             self.leaves = self.outputs = self.nodes = ()
 
     def _run(self):
-        if not (self.engine.any_failed(self.reads) or self.engine.any_failed(self.writes)):
+        if self.fuse and not (self.engine.any_failed(self.reads)
+                              or self.engine.any_failed(self.writes)):
             kernel = _program_for(self.key, self.nodes, self.leaves, self.out_nodes,
                                   self.scalars)
             if kernel is not None:
