@@ -7,7 +7,8 @@ An element-wise op (``ops.fusion``'s ``FUSIBLE_OPS``: unary and binary ufuncs, c
 pushed by `invoke`: it is recorded in this thread's lazy window, which hands back its output at
 once, an array with no memory yet. The window is flushed by segment.py's rules (any other op of
 this thread, a wait or value read, another thread touching its arrays, ``waitall``, a fork,
-exit) and by three of its own: a view conflict, a shape change, and ``MAX_OPS`` ops. The flush
+exit) and by three of its own: a view conflict, a shape change, and ``MAX_OPS`` ops; a tail
+reduction (``sum(sqrt(x*x + 1))``) closes it to further ops. The flush
 pushes ONE engine op that reads the vars of its leaves and writes the vars of its outputs:
 
 * leaves: the arrays its ops read that no op of the window had written, one per distinct view;
@@ -20,8 +21,11 @@ pushes ONE engine op that reads the vars of its leaves and writes the vars of it
 The op runs ``ops.fusion``'s kernel for the window's program, built once per window structure
 (`_programs`: op names, their plan keys, how their arguments connect, which nodes are outputs;
 sizes and strides are in the plan keys, scalar values are arguments). It runs the ops one by
-one instead (each op's own plan, as if pushed alone) when the program cannot be fused
-(``NotFusible``), when one of its leaves failed, or when the kernel raised: then each op that
+one instead (each op's own plan, as if pushed alone; dead values in recycled pool buffers)
+when its arrays have fewer than ``FUSE_MIN_ELEMENTS`` elements (in cache, a fused call costs
+more than it saves), the first time a structure on arrays under ``BUILD_AT_ONCE_ELEMENTS`` is
+seen, when the program cannot be fused (``NotFusible``), when one of its leaves failed, or
+when the kernel raised: then each op that
 reads a failed array or raises fails the outputs it reaches, with its own error, name and the
 user's line that recorded it, and every other output is computed, as pushing each op would do.
 
