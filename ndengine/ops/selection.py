@@ -40,6 +40,17 @@ def take_shapes(a, indices, *, axis=None, mode="raise"):
     return [out]
 
 
+def take(a, indices, axis=None, **params):
+    """``np.take``, except where NumPy never returns: ``mode="wrap"`` along an empty axis with
+    an empty result (its wrap loop adds the axis length, 0, until the index is >= 0). The
+    result is empty then (a non-empty one raises in ``take_shapes``), so it is made here."""
+    if params.get("mode") == "wrap" and taken_length(np.shape(a) or (1,), axis) == 0:
+        (shape,) = take_shapes(a, indices, axis=axis, mode="wrap")
+        out = params.get("out")
+        return out if out is not None else np.empty(shape, np.asarray(a).dtype)
+    return np.take(a, indices, axis=axis, **params)
+
+
 def along_axis_shape(arr, indices, axis):
     """The shape of ``take_along_axis(arr, indices, axis)`` (NumPy's fancy-index broadcast)."""
     shape, taken = shape_of(arr), shape_of(indices)
@@ -124,7 +135,7 @@ def in_place_operator(name, function, shapes):
 
 
 def register_all() -> None:
-    numpy_operator("take", np.take, take_shapes, dtypes="probe", num_inputs=2,
+    numpy_operator("take", take, take_shapes, dtypes="probe", num_inputs=2,
                    probe_first=True)
     numpy_operator("take_along_axis", np.take_along_axis, take_along_axis_shapes,
                    dtypes="probe", num_inputs=2)
