@@ -15,11 +15,10 @@ from .. import ops
 from ..engine import Context, FnProperty
 from ..ops.dtypes import check_scalar_into
 from .chunk import RawArray as _RawArray, array_type as _array_type
-from .chunk import c_strides as _c_strides, new_array as _new_array
+from .chunk import array_on as _array_on, c_strides as _c_strides, new_array as _new_array
 
 __all__ = ["NDArray"]
 
-_new_object = object.__new__
 
 _SCALARS = (bool, int, float)
 _np_ndarray = np.ndarray
@@ -42,15 +41,8 @@ class NDArray(_RawArray):
     # ------------------------------------------------------------ construction (internal)
     def _view_of(self, shape, offset, strides, dtype=None):
         """Another view of this array's chunk."""
-        arr = _new_object(_RawArray)
-        arr.shape = tuple(shape)
-        arr.dtype = self.dtype if dtype is None else dtype
-        arr._chunk = self._chunk
-        arr._offset = offset
-        arr._strides = tuple(strides)
-        arr._view_cache = None
-        arr.__class__ = NDArray
-        return arr
+        return _array_on(self._chunk, tuple(shape), self.dtype if dtype is None else dtype,
+                         offset, tuple(strides))
 
     def __setattr__(self, name, value):
         """Users' assignments: ``shape`` reshapes in place as NumPy's does, ``dtype`` is
@@ -304,7 +296,7 @@ class NDArray(_RawArray):
         offset = self._offset + (fake_view.__array_interface__["data"][0] - fake_base)
         if fake_view.size == 0:
             offset = 0  # NumPy's offset may point past the end of the (empty) buffer
-        return self._view_of(fake_view.shape, offset, fake_view.strides)
+        return self._view_of(fake_view.shape, offset, fake_view.strides, fake_view.dtype)
 
     def view(self, dtype=_SAME, type=None):
         """NumPy's ``ndarray.view(dtype)``: the same memory read as another dtype (no op, no
@@ -317,9 +309,7 @@ class NDArray(_RawArray):
             return self._view_of(self.shape, self._offset, self.strides)
         dtype = ops.check_dtype(np.dtype(dtype))  # (None is float64, as in NumPy)
         fake, base = self._fake()
-        view = fake.view(dtype)
-        offset = self._offset + (view.__array_interface__["data"][0] - base)
-        return self._view_of(view.shape, offset, view.strides, dtype)
+        return self._view_like(fake.view(dtype), base)
 
     def reshape(self, *shape, order="C", copy=None, **kwargs):
         """NumPy's ``a.reshape(*shape, order='C', copy=None)``: a view where the geometry

@@ -27,7 +27,7 @@ import numpy as np
 from .. import engine as _engine_mod
 from . import storage
 
-__all__ = ["Chunk", "SmallChunk", "RawArray", "new_array", "whole_array", "c_strides",
+__all__ = ["Chunk", "SmallChunk", "RawArray", "new_array", "array_on", "c_strides",
            "SMALL_BYTES"]
 
 # Arrays up to this size: NumPy's memory (SmallChunk), and run in the pushing thread when ready.
@@ -125,14 +125,15 @@ def new_array(shape, dtype, ctx, engine=None):
     return arr
 
 
-def whole_array(chunk, shape, dtype):
-    """A new NDArray over the whole of ``chunk`` (C-contiguous ``shape`` and ``dtype``)."""
+def array_on(chunk, shape, dtype, offset=0, strides=None):
+    """A new NDArray viewing ``chunk`` (byte ``offset``, byte ``strides``; None: the whole
+    chunk, C-contiguous)."""
     arr = _new_object(RawArray)
     arr.shape = shape
     arr.dtype = dtype
     arr._chunk = chunk
-    arr._offset = 0
-    arr._strides = None
+    arr._offset = offset
+    arr._strides = strides
     arr._view_cache = None
     arr.__class__ = array_type[0]
     return arr

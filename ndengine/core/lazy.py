@@ -62,7 +62,7 @@ from ..ops.fusion import NotFusible, ProgramBuilder, kernel_for
 from ..ops.fusion_program import FUSIBLE_OPS, TAIL_REDUCTIONS, ArraySpec, Const
 from . import storage
 from .array import NDArray
-from .chunk import Chunk, whole_array as _whole_array
+from .chunk import Chunk, array_on as _array_on
 from .segment import (WindowBase, flush_locked, flush_touching, open_window_locked,
                       thread_segment)
 
@@ -202,7 +202,7 @@ class LazyWindow(WindowBase):
                 if _getrefcount(chunk) <= _HELD_BY_WINDOW:
                     continue  # died in the window: never allocated
                 node = nodes[entry.node]
-                target = _whole_array(chunk, node.shape, node.dtype)
+                target = _array_on(chunk, node.shape, node.dtype)
             outputs.append(target)
             out_nodes.append(entry.node)
             writes.append(target._chunk.var)

@@ -33,7 +33,7 @@ import numpy as np
 from . import fusion_blocks as _blocks
 from .fusion_blocks import classify, coalesce, flat_regions, region_blocks, restride, run_tasks
 from .fusion_rows import MAX_ROW
-from .outputs import same_view
+from .outputs import detach_overlapping
 
 __all__ = ["Call", "prepare_call", "coalesced_views", "layout_of", "run_elementwise",
            "run_reduction", "REDUCE_UFUNCS", "reduction_exact"]
@@ -104,28 +104,23 @@ _copies = threading.local()  # .buffers: the copies of this thread's last call, 
 
 
 def _detached(arrays, outputs):
-    """Every array that overlaps an output other than as its very view, copied first (NumPy:
-    as if every input were read before anything is written; ``u[1:-1] += f(u[2:], u[:-2])``).
-    The copies go to this thread's buffers, kept from call to call: a fresh copy of a large
-    array would pay its page faults on every call."""
+    """``detach_overlapping`` (``u[1:-1] += f(u[2:], u[:-2])`` reads what it writes), its
+    copies in this thread's buffers, kept from call to call: a fresh copy of a large array
+    would pay its page faults on every call."""
     buffers = getattr(_copies, "buffers", None)
     if buffers is None:
         buffers = _copies.buffers = []
-    used = 0
-    detached = []
-    for a in arrays:
-        for out in outputs:
-            if _may_share_memory(a, out) and not same_view(a, out):
-                if used == len(buffers) or buffers[used].nbytes < a.nbytes:
-                    buffer = np.empty(a.nbytes, np.uint8)
-                    buffers[used:used + 1] = [buffer]
-                copy = np.ndarray(a.shape, a.dtype, buffers[used])
-                np.copyto(copy, a)
-                a = copy
-                used += 1
-                break
-        detached.append(a)
-    return detached
+    used = [0]
+
+    def copy(a):
+        i = used[0]
+        if i == len(buffers) or buffers[i].nbytes < a.nbytes:
+            buffers[i:i + 1] = [np.empty(a.nbytes, np.uint8)]
+        used[0] = i + 1
+        copied = np.ndarray(a.shape, a.dtype, buffers[i])
+        np.copyto(copied, a)
+        return copied
+    return detach_overlapping(arrays, outputs, copy=copy)
 
 
 def coalesced_views(call):

@@ -20,14 +20,15 @@ def same_view(a: np.ndarray, b: np.ndarray) -> bool:
             and a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype)
 
 
-def detach_overlapping(inputs, outputs, *, allow_same_view=True) -> list:
-    """Copy every array input that overlaps an output (unless it is that output's exact view)."""
+def detach_overlapping(inputs, outputs, *, allow_same_view=True, copy=np.copy) -> list:
+    """Copy every array input that overlaps an output (unless it is that output's exact view);
+    ``copy(array)`` makes each copy."""
     detached = []
     for value in inputs:
         if isinstance(value, np.ndarray):
             for out in outputs:
                 if np.may_share_memory(value, out) and not (allow_same_view and same_view(value, out)):
-                    value = value.copy()
+                    value = copy(value)
                     break
         detached.append(value)
     return detached
