@@ -425,3 +425,17 @@ def test_windows_under_the_fusion_size_run_op_by_op_with_the_same_results(nd_eng
         (event,) = [info for info in seen if isinstance(info, dict) and "ran" in info]
         assert event["ran"] == "op by op" and event["ops"] == ["multiply", "add", "sqrt",
                                                                "subtract"]
+
+
+def test_an_augmented_assignment_to_a_slice_stays_in_the_window():
+    # `u[1:-1] += v` ends with u.__setitem__(slice, the very view just written): no copy is
+    # pushed, so the window is not flushed by it
+    u0 = ramp()
+    u = nd.array(u0)
+    u[1:-1] += 1.0
+    if records():
+        window = window_of(u)
+        assert window is not None and [node.name for node in window.nodes] == ["add"]
+    expected = u0.copy()
+    expected[1:-1] += 1.0
+    np.testing.assert_array_equal(u.asnumpy(), expected)
