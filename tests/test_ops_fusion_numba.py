@@ -286,3 +286,27 @@ def test_kernel_arguments_follow_each_calls_scalar_values():
     for values in [(2.0, -0.0), (2.0, 0.0), (2.0, -0.0), (np.nan, 1.0), (3.0, 1.0)]:
         (got,) = kernel([x], scalars=values, evaluator="numba")
         assert_identical(got, x * values[0] + values[1])
+
+
+def test_one_slow_first_call_does_not_lock_the_compiled_kernel_out(monkeypatch):
+    """The compiled kernel's first call pays its dispatch; the blocked evaluator may win only
+    once the kernel was measured MEASURE_RUNS times, and the loser is retried now and then."""
+    a = np.linspace(-3, 3, 1 << 16, dtype=F32)
+    b = ProgramBuilder()
+    x = b.array(a)
+    program = b.build(outputs=[b.apply("add", b.apply("multiply", x, x), np.float32(1))])
+    kernel = fusion.kernel_for(program)
+    kernel([a], evaluator="numba")  # compiled (or loaded) now
+    entry = kernel.entry
+    entry.best_ns = {"numba": 50.0, "blocked": 1.0}  # as after one slow first call
+    entry.runs = {"numba": 1, "blocked": 1}
+    kernel([a])
+    assert entry.runs["numba"] == 2  # measured again, not locked out
+    kernel([a])
+    entry.best_ns = {"numba": 50.0, "blocked": 1.0}  # three measurements: blocked is faster
+    entry.calls = 1
+    kernel([a])
+    assert entry.runs == {"numba": 3, "blocked": 2}
+    entry.calls = fusion.RETRY_EVERY - 1  # the next call is a retry of the loser
+    kernel([a])
+    assert entry.runs == {"numba": 4, "blocked": 2}

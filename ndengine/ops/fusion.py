@@ -58,6 +58,8 @@ __all__ = ["FusedProgram", "ProgramBuilder", "Const", "NotFusible", "FusedKernel
 COMPILE_MIN_ELEMENTS = 1 << 15  # a call this large asks for a compiled kernel
 COMPILE_AFTER_CALLS = 8         # ... and so does a structure seen this often
 NUMBA_BLOCK_ELEMENTS = 1 << 18  # a reduction's blocks, for the compiled kernel
+MEASURE_RUNS = 3    # calls of the compiled kernel measured before the blocked one may win
+RETRY_EVERY = 256   # ... and how often the loser runs again
 EVALUATORS = ("auto", "blocked", "numba", "unfused")
 stats = _kernels.stats
 reset_stats = _kernels.reset_stats
@@ -124,10 +126,8 @@ class FusedKernel:
                                        f"{entry.failed.get(variant)}")
                 start = time.perf_counter()
         slots = self._slots(values) if kernel is not None else None
-        if slots is not None and evaluator == "auto":
-            blocked, compiled = entry.best_ns.get("blocked"), entry.best_ns.get("numba")
-            if blocked is not None and compiled is not None and blocked < 0.9 * compiled:
-                slots = None
+        if slots is not None and evaluator == "auto" and _blocked_wins(entry):
+            slots = None
         if slots is None:
             self._run_blocked(call, views, values)
             used = "blocked"
@@ -203,6 +203,16 @@ class FusedKernel:
                 numba_block(kernel, classes, slots, leaves, outputs)
             finally:
                 numba.set_num_threads(previous)
+
+
+def _blocked_wins(entry) -> bool:
+    """Whether the blocked evaluator measured faster than the compiled kernel: each is
+    measured on ``MEASURE_RUNS`` calls at least (a kernel's first calls pay its dispatch),
+    and the loser is tried again every ``RETRY_EVERY`` calls (the machine's load changes)."""
+    blocked, compiled = entry.best_ns.get("blocked"), entry.best_ns.get("numba")
+    if blocked is None or compiled is None or entry.runs.get("numba", 0) < MEASURE_RUNS:
+        return False
+    return blocked < 0.9 * compiled and entry.calls % RETRY_EVERY != 0
 
 
 def kernel_for(program: FusedProgram, *, allow_inexact=False) -> FusedKernel:
