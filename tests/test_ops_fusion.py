@@ -209,3 +209,54 @@ def test_empty_and_zero_d_programs():
         out, total = fusion.run(program, [a])
         assert_identical(out, a * np.float32(2.0))
         assert_identical(total, np.asarray(np.sum(a * np.float32(2.0))))
+
+
+def stencil_program(n, dtype, shifts, target_at):
+    """``u[t:t+n] = (sum of u[s:s+n] * (k+1) over shifts) + u[t:t+n]`` on one buffer."""
+    b = ProgramBuilder()
+    ids = [b.array(np.zeros(n, dtype)) for _ in shifts]
+    own = b.array(np.zeros(n, dtype))
+    total = own
+    for k, leaf in enumerate(ids):
+        total = b.apply("add", total, b.apply("multiply", leaf, dtype.type(k + 1)))
+    return b.build(outputs=[total])
+
+
+@pytest.mark.parametrize("evaluator", ["blocked", "numba"])
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shifts", [(1, -1), (2, 0, -2), (-3,), (5,), (64, -64), (65, -1),
+                                    (200, -200)], ids=str)
+def test_shifted_leaves_read_the_values_before_the_write(monkeypatch, evaluator, threads,
+                                                         shifts):
+    """``u[1:-1] += f(u[2:], u[:-2])``: leaves that are shifts of the output are read block
+    by block (a copy per block behind, directly ahead; a shift beyond a block is copied
+    whole), with NumPy's result: every input read before anything is written."""
+    monkeypatch.setattr(fusion_blocks, "BLOCK_ELEMENTS", 64)
+    monkeypatch.setattr(fusion_blocks, "PARALLEL_MIN_ELEMENTS", 64)
+    dtype = np.dtype(np.float64)
+    pad, n = 200, 1003
+    program = stencil_program(n, dtype, shifts, pad)
+    base = np.random.default_rng(3).standard_normal(n + 2 * pad)
+    views = [base[pad + s:pad + s + n] for s in shifts] + [base[pad:pad + n]]
+    expected = run_unfused(program, [v.copy() for v in views])[0]
+    kernel = fusion.kernel_for(program)
+    kernel(views, outputs=[base[pad:pad + n]], evaluator=evaluator, threads=threads)
+    assert_identical(base[pad:pad + n], expected)
+    untouched = np.random.default_rng(3).standard_normal(n + 2 * pad)
+    assert_identical(base[:pad], untouched[:pad])
+    assert_identical(base[pad + n:], untouched[pad + n:])
+
+
+@pytest.mark.parametrize("evaluator", ["blocked", "numba"])
+def test_shifted_rows_of_a_2d_array_are_copied_whole(monkeypatch, evaluator):
+    """A shift that is not one run of memory in the coalesced views (rows of a 2-D array,
+    ``u[1:-1, 1:-1] += u[2:, 1:-1] + u[:-2, 1:-1]``): the leaves are copied whole."""
+    monkeypatch.setattr(fusion_blocks, "BLOCK_ELEMENTS", 64)
+    u = np.random.default_rng(4).standard_normal((40, 50))
+    b = ProgramBuilder()
+    down, up, own = (b.array(np.zeros((38, 48))) for _ in range(3))
+    program = b.build(outputs=[b.apply("add", own, b.apply("add", down, up))])
+    views = [u[2:, 1:-1], u[:-2, 1:-1], u[1:-1, 1:-1]]
+    expected = u[1:-1, 1:-1] + (u[2:, 1:-1] + u[:-2, 1:-1])
+    fusion.kernel_for(program)(views, outputs=[u[1:-1, 1:-1]], evaluator=evaluator)
+    assert_identical(u[1:-1, 1:-1], expected)
