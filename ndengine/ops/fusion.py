@@ -83,6 +83,8 @@ class FusedKernel:
         self.program = program
         self.allow_inexact = allow_inexact
         self.entry = _kernels.entry_for(program, _dests(program))
+        self._checked = None  # the key of the last scalar values that passed the checks
+        self._coalesced = {}  # coalesced_views' memo
 
     def __repr__(self):
         return f"<FusedKernel {'+'.join(self.program.member_names)}>"
@@ -103,7 +105,10 @@ class FusedKernel:
             raise ValueError(f"evaluator must be one of {EVALUATORS}, got {evaluator!r}")
         program = self.program
         values = program.scalar_values if scalars is None else tuple(scalars)
-        program.check_values(values)
+        values_key = _values_key(values)
+        if values_key != self._checked or not values_key:
+            program.check_values(values)
+            self._checked = values_key
         if outputs is None:
             outputs = [np.empty(shape, dtype) for shape, dtype in program.output_specs]
         entry = self.entry
@@ -115,7 +120,7 @@ class FusedKernel:
             return outputs
         call = prepare_call(program, arrays, outputs, cpu_count() if threads is None
                             else max(1, int(threads)))
-        views = coalesced_views(call)
+        views = coalesced_views(call, self._coalesced)
         start = time.perf_counter()
         variant = self._variant(call, views, evaluator, values)
         kernel = None
@@ -127,7 +132,7 @@ class FusedKernel:
                     raise RuntimeError(f"compiling the fused kernel failed: "
                                        f"{entry.failed.get(variant)}")
                 start = time.perf_counter()
-        slots = self._slots(values) if kernel is not None else None
+        slots = self._slots(values, values_key) if kernel is not None else None
         if slots is not None and evaluator == "auto" and _blocked_wins(entry):
             slots = None
         if slots is None:
@@ -157,12 +162,10 @@ class FusedKernel:
                     and parallel_enabled())
         return (layout_of(views), parallel)
 
-    def _slots(self, values):
+    def _slots(self, values, key):
         """The kernel's scalar arguments, kept for the last values seen (a flush usually
-        repeats them)."""
+        repeats them); ``key``: the values' ``_values_key``."""
         entry = self.entry
-        key = tuple((type(v), v, math.copysign(1.0, v) if isinstance(v, (float, np.floating))
-                     else 0) for v in values)  # -0.0 == 0.0, but they differ
         last_key, last = entry.last_slots
         if key == last_key and key:
             return last
@@ -209,6 +212,13 @@ class FusedKernel:
                 numba_block(kernel, classes, slots, leaves, outputs)
             finally:
                 numba.set_num_threads(previous)
+
+
+def _values_key(values):
+    """The scalar values, told apart as the kernel tells them: by type and sign of zero
+    (-0.0 == 0.0, but they differ)."""
+    return tuple([(type(v), v, math.copysign(1.0, v) if isinstance(v, (float, np.floating))
+                   else 0) for v in values])
 
 
 def _blocked_wins(entry) -> bool:

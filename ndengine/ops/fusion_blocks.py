@@ -39,9 +39,7 @@ def block_elements(program) -> int:
     """Elements per block for ``program``: ``BLOCK_BYTES`` of its widest dtype."""
     if BLOCK_ELEMENTS is not None:
         return BLOCK_ELEMENTS
-    widest = max([n.dtype.itemsize for n in program.nodes if getattr(n, "dtype", None)
-                  is not None] + [1])
-    return max(1024, BLOCK_BYTES // widest)
+    return max(1024, BLOCK_BYTES // program.widest)
 
 
 _CPUS = max(1, os.cpu_count() or 1)

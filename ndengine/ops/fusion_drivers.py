@@ -92,9 +92,11 @@ def prepare_call(program, arrays, outputs, threads) -> Call:
                 or not out.flags.writeable):
             raise ValueError(f"an output must be a writeable NumPy array of shape {shape} and "
                              f"dtype {dtype}")
-    arrays, shifted = _detached(list(arrays), list(outputs), program)
-    direct = not any(_may_share_memory(a, o) for i, a in enumerate(arrays)
-                     if shifted.get(i) != -1 for o in outputs)
+    shifted, direct = {}, True
+    if any(_may_share_memory(a, o) for a in arrays for o in outputs):
+        arrays, shifted = _detached(list(arrays), list(outputs), program)
+        direct = not any(_may_share_memory(a, o) for i, a in enumerate(arrays)
+                         if shifted.get(i) != -1 for o in outputs)
     shape = program.shape
     leaves = []
     for index, a in enumerate(arrays):
@@ -168,13 +170,23 @@ def _shift(a, outputs, limit):
     return found
 
 
-def coalesced_views(call):
-    """(shape, leaf views, output views) coalesced; 0-d becomes (1,)."""
+def coalesced_views(call, memo=None):
+    """(shape, leaf views, output views) coalesced; 0-d becomes (1,). ``memo``: a dict
+    from the views' strides to their coalesced shape and strides (one per program)."""
     views = call.leaves + call.outputs
-    shape, strides = coalesce(call.program.shape, [v.strides for v in views])
-    if not shape:
-        shape = (1,)
-        strides = [(v.itemsize,) for v in views]
+    key = tuple([v.strides for v in views])
+    found = None if memo is None else memo.get(key)
+    if found is None:
+        shape, strides = coalesce(call.program.shape, list(key))
+        if not shape:
+            shape = (1,)
+            strides = [(v.itemsize,) for v in views]
+        found = (shape, strides)
+        if memo is not None:
+            if len(memo) >= 64:
+                memo.clear()
+            memo[key] = found
+    shape, strides = found
     views = [restride(v, shape, st) for v, st in zip(views, strides)]
     count = len(call.leaves)
     return shape, views[:count], views[count:]

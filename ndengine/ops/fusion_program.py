@@ -175,6 +175,8 @@ class FusedProgram:
                                        if isinstance(n, Leaf) and i not in used)
         self.checks = tuple(i for i, n in enumerate(self.nodes)
                             if isinstance(n, OpNode) and n.check is not None)
+        self.widest = max([n.dtype.itemsize for n in self.nodes
+                           if getattr(n, "dtype", None) is not None] + [1])
 
     def __repr__(self):
         return (f"<FusedProgram {'+'.join(self.member_names)} shape={self.shape} "
