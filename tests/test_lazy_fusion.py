@@ -338,6 +338,11 @@ def test_the_profiler_shows_a_window_as_one_fused_event(nd_engine):
     (event,) = [info for name, info in seen if name == "fused 2 ops"]
     assert event["ops"] == ["add", "multiply"] and event["ran"] == "fused"
     assert set(event["programs"]) == {"hits", "misses", "unfusible", "cached"}
+    kernel = event["kernel"]  # the cache entry's evaluators and compiled variants
+    assert kernel["calls"] >= 1 and sum(kernel["runs"].values()) == kernel["calls"]
+    for variant in kernel["variants"].values():
+        assert {"ready", "pending"} <= set(variant)
+        assert variant["pending"] or "seconds" in variant or "failed" in variant
 
 
 # ---------------------------------------------------------------- tail reductions

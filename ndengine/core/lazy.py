@@ -365,7 +365,7 @@ class _Fused:
 
     __slots__ = ("engine", "ctx", "nodes", "leaves", "scalars", "key", "reads", "writes",
                  "outputs", "out_nodes", "ran", "name", "names", "origin", "used", "prop",
-                 "fuse")
+                 "fuse", "kernel")
 
     def __init__(self, window, reads, writes, outputs, out_nodes):
         self.engine = window.engine
@@ -391,11 +391,15 @@ class _Fused:
         self.name = nodes[0].name if len(nodes) == 1 else f"fused {len(nodes)} ops"
         self.origin = nodes[0].origin
         self.used = None
+        self.kernel = None  # the FusedKernel that ran it
 
     def describe(self):
-        """Profiler arguments: the member ops in order, and how they ran."""
-        return {"ops": self.names, "ran": self.used,
-                "programs": program_stats()}
+        """Profiler arguments: the member ops in order, how they ran, the window program
+        cache's counters, and the kernel's (its evaluators' runs, compile or load times)."""
+        info = {"ops": self.names, "ran": self.used, "programs": program_stats()}
+        if self.kernel is not None:
+            info["kernel"] = self.kernel.stats()
+        return info
 
     def __call__(self, run_ctx):
         if self.ran:
@@ -416,7 +420,7 @@ class _Fused:
                 outs = [x._data() for x in self.outputs]
                 try:
                     kernel(arrays, self.scalars, outs, compile_after=2)
-                    self.used = "fused"
+                    self.used, self.kernel = "fused", kernel
                     return
                 except Exception:  # noqa: BLE001 - op by op finds the op and its line
                     pass

@@ -89,6 +89,11 @@ class FusedKernel:
     def __repr__(self):
         return f"<FusedKernel {'+'.join(self.program.member_names)}>"
 
+    def stats(self) -> dict:
+        """Its structure's calls, runs per evaluator and compiled variants (compile or load
+        seconds: ``fusion_kernels.entry_stats``)."""
+        return _kernels.entry_stats(self.entry)
+
     def __call__(self, arrays, scalars=None, outputs=None, *, threads=None, evaluator="auto",
                  compile_after=1):
         """Run the program; returns the outputs (allocated when ``outputs`` is None).

@@ -26,7 +26,7 @@ from .fusion_codegen import kernel_source, load_kernel, scalar_slots
 from .fusion_eval import BlockedEvaluator
 from .fusion_rows import warm as warm_rows
 
-__all__ = ["KernelEntry", "entry_for", "request", "wait", "stats", "reset_stats"]
+__all__ = ["KernelEntry", "entry_for", "request", "wait", "stats", "entry_stats", "reset_stats"]
 
 
 class KernelEntry:
@@ -170,27 +170,34 @@ def stats() -> dict:
     compiles = loads = 0
     seconds = 0.0
     for entry in list(_entries.values()):
-        variants = {}
-        for variant, event in list(entry.events.items()):
-            info = {"ready": variant in entry.variants, "pending": not event.is_set()}
-            if variant in entry.compile_seconds:
-                info["seconds"] = round(entry.compile_seconds[variant], 4)
-                seconds += entry.compile_seconds[variant]
-            if variant in entry.loaded_from_disk:
-                loaded = entry.loaded_from_disk[variant]
-                info["loaded_from_disk"] = loaded
-                loads += loaded
-                compiles += not loaded
-            if variant in entry.failed:
-                info["failed"] = entry.failed[variant]
-            variants[_variant_name(variant)] = info
-        kernels["+".join(entry.member_names) + f" #{id(entry):x}"] = {
-            "calls": entry.calls, "runs": dict(entry.runs),
-            "best_ns_per_element": {k: round(v, 3) for k, v in entry.best_ns.items()},
-            "variants": variants}
+        report = entry_stats(entry)
+        for info in report["variants"].values():
+            seconds += info.get("seconds", 0.0)
+            if "loaded_from_disk" in info:
+                loads += info["loaded_from_disk"]
+                compiles += not info["loaded_from_disk"]
+        kernels["+".join(entry.member_names) + f" #{id(entry):x}"] = report
     return {"hits": _counters["hits"], "misses": _counters["misses"], "entries": len(kernels),
             "compiles": compiles, "disk_loads": loads, "compile_seconds": round(seconds, 4),
             "kernels": kernels}
+
+
+def entry_stats(entry) -> dict:
+    """One structure's calls, runs per evaluator, best ns per element, and per compiled
+    variant: ready, pending, compile or load seconds, loaded from disk, why it failed."""
+    variants = {}
+    for variant, event in list(entry.events.items()):
+        info = {"ready": variant in entry.variants, "pending": not event.is_set()}
+        if variant in entry.compile_seconds:
+            info["seconds"] = round(entry.compile_seconds[variant], 4)
+        if variant in entry.loaded_from_disk:
+            info["loaded_from_disk"] = entry.loaded_from_disk[variant]
+        if variant in entry.failed:
+            info["failed"] = entry.failed[variant]
+        variants[_variant_name(variant)] = info
+    return {"calls": entry.calls, "runs": dict(entry.runs),
+            "best_ns_per_element": {k: round(v, 3) for k, v in entry.best_ns.items()},
+            "variants": variants}
 
 
 def reset_stats(clear_cache=False) -> None:
