@@ -29,3 +29,6 @@ def __getattr__(name):
         except KeyError:
             pass
     raise missing_attribute("ndengine", name) from None
+
+
+from . import array_api  # noqa: E402,F401 - the standard's namespace; sets NDArray.__array_namespace__

@@ -177,6 +177,10 @@ def test_complex_eigenvalues_are_refused_at_the_wait():
     for call in (lambda: nd.linalg.eig(rotation)[0].asnumpy(),
                  lambda: nd.linalg.eigvals(rotation).asnumpy()):
         raises_anywhere(TypeError, call, match=r"complex.*numpy\.linalg\.eig")
+    # given as complex, the matrix has NumPy's complex eigenvalues
+    run_xp(lambda xp: xp.linalg.eigvals(xp.array([[0.0, -1.0], [1.0, 0.0]], dtype=complex)),
+           tol="close")
+    run_xp(lambda xp: xp.linalg.eig(xp.array([[2.0, 1j], [-1j, 2.0]]))[0], tol="close")
 
 
 def test_tolerances_are_scalars():

@@ -14,7 +14,8 @@ from ndarray_helpers import run_xp
 pytestmark = pytest.mark.usefixtures("nd_engine")
 
 DTYPE_NAMES = ["bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-               "uint64", "float32", "float64", "bool", "intp", "int_"]
+               "uint64", "float16", "float32", "float64", "complex64", "complex128", "bool",
+               "intp", "int_", "half", "single", "double", "csingle", "cdouble"]
 
 
 # ---------------------------------------------------------------- names
@@ -26,7 +27,7 @@ def test_dtype_names_are_numpys(name):
     assert nd.ones(2, getattr(nd, name)).dtype == getattr(np, name)
 
 
-@pytest.mark.parametrize("name", ["float16", "complex64", "complex128"])
+@pytest.mark.parametrize("name", ["longdouble", "clongdouble", "float128", "str_", "datetime64"])
 def test_dtypes_ndengine_lacks_say_so(name):
     assert not hasattr(nd, name)
     with pytest.raises(AttributeError, match=f"does not have numpy.{name} yet.*no such dtype"):

@@ -55,7 +55,19 @@ def test_array_of_ndarray_is_a_copy():
     check(y, [2, 3, 4])
 
 
-@pytest.mark.parametrize("dtype", ["float16", "complex64", "complex128", object, "U3"])
+@pytest.mark.parametrize("dtype", ["float16", "complex64", "complex128"])
+def test_float16_and_complex_arrays_are_made_and_cast(dtype):
+    values = [1.5, -2.25] if dtype == "float16" else [1 + 2j, -0.5j]
+    for made in (nd.array(values, dtype=dtype), nd.array(np.array(values, dtype=dtype))):
+        assert made.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(made.asnumpy(), np.array(values, dtype=dtype), strict=True)
+    np.testing.assert_array_equal(nd.zeros(3, dtype=dtype).asnumpy(), np.zeros(3, dtype),
+                                  strict=True)
+    np.testing.assert_array_equal(nd.array([1, 2]).astype(dtype).asnumpy(),
+                                  np.array([1, 2]).astype(dtype), strict=True)
+
+
+@pytest.mark.parametrize("dtype", [object, "U3", "S2", "datetime64[s]"])
 def test_unsupported_dtypes_raise_at_call(dtype):
     with pytest.raises(TypeError, match="support|understand"):
         nd.array([1, 2], dtype=dtype)

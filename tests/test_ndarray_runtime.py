@@ -191,7 +191,7 @@ def test_shape_mismatch_names_both_shapes():
     np.testing.assert_array_equal(b.asnumpy(), np.ones(4))  # untouched
 
 
-@pytest.mark.parametrize("dtype", [np.float16, np.complex64, np.complex128, object])
+@pytest.mark.parametrize("dtype", [object, "U3"])
 def test_unsupported_dtype_at_call_site(dtype):
     _call_site_error(TypeError, "support", lambda: nd.zeros(2, dtype=dtype))
     _call_site_error(TypeError, "support", lambda: nd.array(np.zeros(2, dtype=dtype)))

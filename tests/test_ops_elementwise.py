@@ -80,8 +80,13 @@ def values(dtype, shape):
 def check_against_numpy(name, oracle, inputs, params=None):
     params = params or {}
     expected, error = numpy_or_error(lambda *a: oracle(*a, **params), *inputs)
-    if error is None and np.asarray(expected).dtype not in DTYPES:
-        error = TypeError("unsupported result dtype")  # e.g. np.round(bool) is float16
+    extended = any(np.asarray(v).dtype in ops.EXTENDED_DTYPES for v in inputs) or (
+        error is None and np.asarray(expected).dtype in ops.EXTENDED_DTYPES)
+    refused = extended and not ops.get(name).extended_dtypes
+    if refused:  # an op that does not compute float16/complex yet refuses them at its plan
+        with pytest.raises(TypeError, match="does not support dtype"):
+            run_op(name, *inputs, **params)
+        return
     if error is not None:
         with pytest.raises(type(error) if not isinstance(error, TypeError) else TypeError):
             run_op(name, *inputs, **params)
@@ -182,10 +187,23 @@ def test_shape_mismatch_names_both_shapes():
 
 
 def test_unsupported_dtype_is_refused():
-    with pytest.raises(TypeError, match="does not support dtype float16"):
-        ops.get("exp").infer(np.ones(2, np.float16))
-    with pytest.raises(TypeError, match="complex128"):
-        ops.get("add").infer(np.ones(2, complex), 1)
+    with pytest.raises(TypeError, match="does not understand dtype|does not support dtype"):
+        ops.get("exp").infer(np.ones(2, object))
+    # an op without float16/complex loops refuses them at its plan, naming op and dtype
+    assert not ops.get("sigmoid").extended_dtypes
+    with pytest.raises(TypeError, match="sigmoid does not support dtype float16"):
+        ops.get("sigmoid").infer(np.ones(2, np.float16))
+    with pytest.raises(TypeError, match="sigmoid does not support dtype complex128"):
+        ops.get("sigmoid").infer(np.ones(2, complex))
+
+
+def test_float16_and_complex_compute_with_numpys_loops():
+    assert ops.get("exp").extended_dtypes and ops.get("add").extended_dtypes
+    np.testing.assert_array_equal(ops.get("exp").apply(np.arange(4, dtype=np.int8))[0],
+                                  np.exp(np.arange(4, dtype=np.int8)), strict=True)
+    z = np.array([1 + 2j, -3j, 0.5], np.complex64)
+    np.testing.assert_array_equal(ops.get("add").apply(z, 1)[0], z + 1, strict=True)
+    np.testing.assert_array_equal(ops.get("multiply").apply(z, 2j)[0], z * 2j, strict=True)
 
 
 @pytest.mark.parametrize("decimals", [-1, 0, 2])

@@ -24,9 +24,13 @@ def test_get_unknown_name_suggests_close_names():
 
 def test_check_dtype_and_result_type():
     assert ops.check_dtype("int16") == np.int16
-    for bad in (np.float16, np.complex64, object, "U3"):
+    for extended in (np.float16, np.complex64, np.complex128):
+        assert ops.check_dtype(extended) == extended  # arrays may hold them
+    for bad in (object, "U3", np.longdouble, "datetime64[s]"):
         with pytest.raises(TypeError, match="supported: bool, int8"):
             ops.check_dtype(bad)
+    assert ops.result_type(np.ones(2, np.float32), 1j) == np.complex64  # weak Python complex
+    assert ops.result_type(np.ones(2, np.int8), 1j) == np.complex128
     assert ops.result_type(np.ones(2, np.int8), 1) == np.int8         # weak Python int
     assert ops.result_type(np.ones(2, np.float32), 1.5) == np.float32  # weak Python float
     assert ops.result_type(np.ones(2, np.int8), np.uint8) == np.int16

@@ -147,9 +147,9 @@ def test_signed_zeros_are_numpys():
 
 # ------------------------------------------------------------------- dtype rules
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_dtype_rules_and_float16_convention(dtype):
+def test_dtype_rules_and_float16_results(dtype):
     """Integer inputs to float ufuncs promote as NumPy's do; where NumPy's answer is float16
-    (int8, uint8, bool inputs) ndengine raises a TypeError naming float16; signbit answers."""
+    (int8, uint8, bool inputs) so is ndengine's, from NumPy's loop; signbit answers."""
     x = np.array([1, 0, 1], dtype)
     for name in ("log2", "exp2", "cbrt", "sinh", "deg2rad", "fabs", "rint", "signbit", "isnan",
                  "reciprocal", "trunc", "logical_not"):

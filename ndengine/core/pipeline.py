@@ -28,7 +28,7 @@ _ASYNC, _NORMAL = FnProperty.ASYNC, FnProperty.NORMAL
 _NO_PARAMS = {}  # shared, never written
 _WRITE_TO = [OpReq.WRITE_TO]
 _WRITE_INPLACE = [OpReq.WRITE_INPLACE]
-_SCALARS = (bool, int, float)
+_SCALARS = (bool, int, float, complex)
 _KEY_SCALARS = frozenset(_SCALARS) | _NUMPY_SCALARS  # keyed by their type (or value)
 _np_ndarray = np.ndarray
 

@@ -13,10 +13,14 @@ __all__ = ["NDArray", "array", "asarray", "ascontiguousarray", "copy", "zeros", 
            "empty", "arange", "linspace", "eye", "identity", "zeros_like", "ones_like",
            "full_like", "empty_like", "waitall", "random", "storage", "save", "load",
            "broadcast_to", *FUNCTIONS, *_NAMESPACE]
+# (COMPLEX_FUNCTIONS are added to __all__ below, once imported)
 
 interop.install()  # NumPy's functions on NDArrays, and NumPy's array methods NDArray lacked
+from .complex_parts import COMPLEX_FUNCTIONS, install as _install_complex_parts  # noqa: E402
+_install_complex_parts()  # x.real, x.imag, x.conj()
 
 globals().update(FUNCTIONS)
+globals().update(COMPLEX_FUNCTIONS)
 globals().update(_NAMESPACE)
 
 # NumPy's shape, selection and product functions, ndengine.linalg and ndengine.fft (these
@@ -25,6 +29,7 @@ from . import fft, linalg  # noqa: E402
 from .pushed import PUSHED  # noqa: E402
 from .shaping import SHAPING  # noqa: E402
 
+__all__ += list(COMPLEX_FUNCTIONS)
 globals().update(SHAPING)
 globals().update(PUSHED)
 __all__ += ["linalg", "fft", *(name for name in {**SHAPING, **PUSHED} if name not in __all__)]

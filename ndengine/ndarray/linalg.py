@@ -3,9 +3,12 @@
 as named tuples of NDArrays).
 
 Errors that depend on the values (a singular matrix, a matrix that is not positive definite)
-are NumPy's LinAlgError, raised at the wait. ndengine has no complex dtype yet: ``eig`` and
-``eigvals`` of a matrix with complex eigenvalues raise TypeError at the wait, naming
-``numpy.linalg.eig(a.asnumpy())``. Tolerances (``tol``, ``rtol``, ``rcond``) are scalars.
+are NumPy's LinAlgError, raised at the wait. Complex matrices give complex results, as in
+NumPy. ``eig`` and ``eigvals`` of a REAL matrix are real or complex depending on its values
+in NumPy, which an asynchronous op cannot know at the call: their result is real, and a
+real matrix with complex eigenvalues raises TypeError at the wait, naming
+``numpy.linalg.eig(a.asnumpy())`` (or pass the matrix as complex: ``a.astype(complex)``).
+Tolerances (``tol``, ``rtol``, ``rcond``) are scalars.
 """
 from collections import namedtuple
 
@@ -105,8 +108,9 @@ def _outer(x1, x2):
 
 _DOC = ("Pushed as one op; NumPy's function runs inside it. Errors that depend on the "
         "values (a singular matrix, ...) are raised at the wait.")
-_EIG_DOC = (_DOC + " ndengine has no complex dtype yet: complex eigenvalues raise TypeError "
-            "at the wait (use numpy.linalg.{}(a.asnumpy())).")
+_EIG_DOC = (_DOC + " A real matrix with complex eigenvalues raises TypeError at the wait "
+            "(NumPy's result dtype depends on the values): pass it as complex, or use "
+            "numpy.linalg.{}(a.asnumpy()).")
 
 FUNCTIONS_LINALG = {
     name: numpy_function(name, getattr(np.linalg, name),

@@ -21,11 +21,12 @@ from ..core import NDArray
 from ..ops import SUPPORTED_DTYPES
 
 DTYPE_NAMES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-               "uint64", "float32", "float64")
+               "uint64", "float16", "float32", "float64", "complex64", "complex128")
 # NumPy's other spellings of those dtypes, and its abstract scalar types (for issubdtype)
-DTYPE_ALIASES = ("bool", "intp", "uintp", "int_")
+DTYPE_ALIASES = ("bool", "intp", "uintp", "int_", "half", "single", "double", "csingle",
+                 "cdouble")
 ABSTRACT_TYPES = ("generic", "number", "integer", "signedinteger", "unsignedinteger",
-                  "inexact", "floating")
+                  "inexact", "floating", "complexfloating")
 CONSTANTS = {"pi": np.pi, "e": np.e, "inf": np.inf, "nan": np.nan,
              "euler_gamma": np.euler_gamma, "newaxis": None}
 # dtype objects and queries: they take dtypes (or NumPy scalars), never array data

@@ -12,7 +12,7 @@ Each op is decided once per call signature (``Operator.plan``, ``ops.plans``): t
 carries the outputs, the per-call value checks and the kernel to run from the push to the run.
 """
 from . import parallel  # noqa: F401  (picks a thread-safe Numba layer before any kernel runs)
-from .dtypes import SUPPORTED_DTYPES, check_dtype, result_type
+from .dtypes import EXTENDED_DTYPES, SUPPORTED_DTYPES, check_dtype, result_type
 from .plans import Plan
 from .registry import Operator, OpReq, get, names, register
 from . import (creation, elementwise, elementwise_tables, indexing, linalg, manipulation,
@@ -33,6 +33,8 @@ selection.register_all()
 linalg_decomp.register_all()
 statistics.register_all()
 sorting.register_all()
+from . import fft  # noqa: E402  (numpy.fft's transforms as ops)
+fft.register_all()
 
 __all__ = ["OpReq", "Operator", "register", "get", "names", "SUPPORTED_DTYPES",
-           "check_dtype", "result_type", "Plan"]
+           "EXTENDED_DTYPES", "check_dtype", "result_type", "Plan"]

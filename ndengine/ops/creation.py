@@ -13,7 +13,7 @@ import numpy as np
 from .dtypes import check_dtype, check_scalar_fits, result_type
 from .outputs import single_output, write_with_req
 from .plans import Plan
-from .registry import Operator, OpReq, kernel_run, add_operator
+from .registry import OpReq, add_operator, kernel_run, numpy_backed
 from .indexing import setitem_value_shape
 from .shapes import broadcast_shapes, check_shape
 
@@ -129,7 +129,9 @@ def infer_linspace(*, start, stop, num=50, endpoint=True, dtype=None):
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     # array bounds give one sample row per step, as in NumPy (axis=0)
     bounds = tuple(broadcast_shapes(np.shape(start), np.shape(stop)))
-    return [((num, *bounds), check_dtype(dtype if dtype is not None else np.float64))]
+    if dtype is None:  # NumPy's: float64, or the bounds' own dtype when it is wider
+        dtype = np.result_type(np.asarray(start), np.asarray(stop), float)
+    return [((num, *bounds), check_dtype(dtype))]
 
 
 def make_linspace(dtype, *, start, stop, num=50, endpoint=True, **_):
@@ -161,8 +163,8 @@ _fill_full_kernel = _creation_kernel(make_fill)
 def register_all() -> None:
     for name, infer, make, doc in CREATION_TABLE:
         if name == "fill":
-            add_operator(Operator(name, num_inputs=0, kind="creation", infer=infer, doc=doc,
+            add_operator(numpy_backed(name, num_inputs=0, kind="creation", infer=infer, doc=doc,
                                   planner=plan_fill, value_params=("value",)))
             continue
-        op = Operator(name, num_inputs=0, kind="creation", infer=infer, doc=doc)
+        op = numpy_backed(name, num_inputs=0, kind="creation", infer=infer, doc=doc)
         add_operator(op.set_kernel("cpu", _creation_kernel(make)))

@@ -1,8 +1,13 @@
 """The dtypes ndengine supports and NumPy 2 type promotion over array specs.
 
 An "array spec" is anything with ``.shape`` and ``.dtype`` (a NumPy array, an
-NDArray, a ``ShapeDtype``).  Python ``bool``/``int``/``float`` are *weak*
+NDArray, a ``ShapeDtype``).  Python ``bool``/``int``/``float``/``complex`` are *weak*
 scalars (NEP 50): they take the dtype of the array they meet.
+
+``EXTENDED_DTYPES`` (float16, complex64, complex128) are supported by the ops that say so
+(``Operator.extended_dtypes``): they compute them with NumPy's own loops (float16 in
+float32, rounded as NumPy rounds it). Every other op refuses them at the call with a
+TypeError that names the op and the dtype.
 """
 from __future__ import annotations
 
@@ -12,10 +17,12 @@ SUPPORTED_DTYPES = tuple(np.dtype(name) for name in (
     "bool",
     "int8", "int16", "int32", "int64",
     "uint8", "uint16", "uint32", "uint64",
-    "float32", "float64",
+    "float16", "float32", "float64",
+    "complex64", "complex128",
 ))
+EXTENDED_DTYPES = frozenset(np.dtype(name) for name in ("float16", "complex64", "complex128"))
 
-PYTHON_SCALAR_TYPES = (bool, int, float)
+PYTHON_SCALAR_TYPES = (bool, int, float, complex)
 
 
 def check_dtype(dtype) -> np.dtype:
@@ -55,7 +62,7 @@ def promotion_operand(value):
         return check_dtype(value.dtype)
     if isinstance(value, bool):
         return np.dtype(bool)
-    if isinstance(value, (int, float)):
+    if isinstance(value, (int, float, complex)):
         return type(value)
     if isinstance(value, (np.dtype, type)) or isinstance(value, str):
         return check_dtype(value)

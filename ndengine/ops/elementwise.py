@@ -28,8 +28,8 @@ import numpy as np
 from . import elementwise_kernels as ek
 from . import elementwise_ufunc_kernels as uk
 from .caching import cached_property
-from .dtypes import (check_dtype, check_scalar_fits, int_bounds, is_array_spec,
-                     promotion_operand, result_type)
+from .dtypes import (EXTENDED_DTYPES, check_dtype, check_scalar_fits, int_bounds,
+                     is_array_spec, promotion_operand, result_type)
 from .elementwise_run import (NUMPY_BINARY, NUMPY_UNARY, array_converter, flat_run,
                               general_run, nothing_run, numpy_loops, numpy_typed_loops,
                               scalar_converter)
@@ -130,6 +130,9 @@ def _with_input_check(run, check):
 # ---------------------------------------------------------------- op definition
 
 _SPECS: dict = {}  # name -> ElementwiseSpec, filled by register()
+# NumPy functions, not ufuncs, that run the ufunc their spec copies (fix: trunc, round:
+# rint or its own scaling, clip: the clip/maximum/minimum ufuncs), float16 and complex too
+_RUNS_ITS_UFUNC = frozenset(("fix", "round", "clip"))
 
 # The loop factories of each kernels file, by arity: a scalar is wrapped by the factories of
 # the file that defines it (Numba's on-disk cache follows the kernel's file).
@@ -192,8 +195,22 @@ class ElementwiseSpec:
             return self.numpy_loops
         return numpy_typed_loops(*numpy_loop, self.numba_loops, self.arity)
 
+    @property
+    def computes_extended(self) -> bool:
+        """Whether it runs float16 and complex (``EXTENDED_DTYPES``): with NumPy's own loops,
+        so only where the ufunc whose dtypes it copies is the op itself (or the ufunc
+        NumPy's function of that name runs: ``_RUNS_ITS_UFUNC``)."""
+        return getattr(np, self.name, None) is self.ufunc or self.name in _RUNS_ITS_UFUNC
+
+    @cached_property
+    def extended_loops(self) -> ek.LoopKernels:
+        """NumPy's loops of the op (float16 computed in float32 and rounded, as NumPy does)."""
+        return numpy_loops(self.ufunc, self.arity)
+
     def plan_loops(self, computation, out_dtype) -> ek.LoopKernels:
         """The loops a flat run of these dtypes calls."""
+        if out_dtype in EXTENDED_DTYPES or any(c in EXTENDED_DTYPES for c in computation):
+            return self.extended_loops
         numpy_loop = self.numpy_loop
         if numpy_loop is not None and (self.scalar is None or (
                 out_dtype in numpy_loop[1] and all(c == out_dtype for c in computation))):
@@ -251,7 +268,10 @@ class ElementwiseSpec:
             return nothing_run
         run = self._flat_run(inputs, computation, shape, out_dtype, target, aliases, req, size)
         if run is None:
-            run = general_run(self.loops, computation, self.wrap_scalars)
+            extended = out_dtype in EXTENDED_DTYPES or any(c in EXTENDED_DTYPES
+                                                           for c in computation)
+            run = general_run(self.extended_loops if extended else self.loops, computation,
+                              self.wrap_scalars)
         check = self.input_check(inputs, computation, shape)
         return run if check is None else _with_input_check(run, check)
 
@@ -289,11 +309,17 @@ class ElementwiseSpec:
                       infer=self.infer,
                       inplace=tuple((i, 0) for i in range(arity)), gradient=self.gradient,
                       doc=self.doc, planner=self.plan, scalars_by_type=True,
-                      value_params=self.value_params)
+                      value_params=self.value_params, extended_dtypes=self.computes_extended)
         _SPECS[self.name] = self
         return add_operator(op)
 
     value_params = ()  # params keyed by type (clip's bounds)
+
+
+def _where_into(cond, x, y, out):
+    """``out[...] = where(cond, x, y)`` with NumPy's own copies (any dtype)."""
+    np.copyto(out, y)
+    np.copyto(out, x, where=cond)
 
 
 def _pick_loop(loops, kinds, parallel):
@@ -409,6 +435,14 @@ class WhereSpec(ElementwiseSpec):
         cond, x, y = inputs
         dtype = result_type(x, y)
         return [np.dtype(bool), dtype, dtype], dtype
+
+    @property
+    def computes_extended(self) -> bool:
+        return True
+
+    @cached_property
+    def extended_loops(self) -> ek.LoopKernels:
+        return numpy_loops(_where_into, 3)
 
     @property
     def arity(self):

@@ -14,7 +14,7 @@ import numpy as np
 
 from .dtypes import check_dtype, is_array_spec
 from .outputs import single_output, write_with_req
-from .registry import Operator, OpReq, add_operator
+from .registry import OpReq, add_operator, numpy_backed
 from .shapes import broadcast_shapes, shape_of
 
 __all__ = ["register_all"]
@@ -105,19 +105,19 @@ def infer_array_equal(a1, a2, equal_nan=False):
 
 
 def register_all() -> None:
-    add_operator(Operator(
+    add_operator(numpy_backed(
         "nan_to_num", num_inputs=1, kind="other", infer=infer_nan_to_num,
         inplace=((0, 0),), doc="numpy.nan_to_num(x, nan=, posinf=, neginf=) of a float array")
         .set_kernel("cpu", nan_to_num_kernel))
-    add_operator(Operator(
+    add_operator(numpy_backed(
         "isclose", num_inputs=4, kind="other", infer=infer_isclose,
         doc="numpy.isclose(a, b, rtol, atol, equal_nan=)")
         .set_kernel("cpu", _numpy_function_kernel(_isclose)))
-    add_operator(Operator(
+    add_operator(numpy_backed(
         "allclose", num_inputs=4, kind="other", infer=infer_allclose,
         doc="numpy.allclose(a, b, rtol, atol, equal_nan=) as one bool of shape ()")
         .set_kernel("cpu", _numpy_function_kernel(_allclose)))
-    add_operator(Operator(
+    add_operator(numpy_backed(
         "array_equal", num_inputs=2, kind="other", infer=infer_array_equal,
         doc="numpy.array_equal(a1, a2, equal_nan=) of two arrays of one shape, as one bool "
             "of shape ()")

@@ -209,7 +209,7 @@ def numpy_loops(fn: Callable, arity: int = 1) -> ek.LoopKernels:
     def parallel(*args):
         split_run(serial, args)
 
-    if arity == 1:
+    if arity != 2:
         return ek.LoopKernels(serial, parallel)
 
     def parallel_array_scalar(x, y, out):

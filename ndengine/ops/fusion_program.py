@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import elementwise as _elementwise
-from .dtypes import check_dtype, is_array_spec
+from .dtypes import EXTENDED_DTYPES, check_dtype, is_array_spec
 from .elementwise_run import NUMPY_UNARY
 from .fusion_scalars import EXACT_POWER_EXPONENTS
 from .registry import get as get_op
@@ -175,8 +175,7 @@ class FusedProgram:
                                        if isinstance(n, Leaf) and i not in used)
         self.checks = tuple(i for i, n in enumerate(self.nodes)
                             if isinstance(n, OpNode) and n.check is not None)
-        self.widest = max([n.dtype.itemsize for n in self.nodes
-                           if getattr(n, "dtype", None) is not None] + [1])
+        self.widest = max(getattr(getattr(n, "dtype", None), "itemsize", 1) for n in self.nodes)
 
     def __repr__(self):
         return (f"<FusedProgram {'+'.join(self.member_names)} shape={self.shape} "
@@ -388,6 +387,8 @@ class ProgramBuilder:
             raise attribute(exc, node_id, name) from None
         ((shape, dtype),) = plan.outputs
         computation = _computation(name, inputs, op_params, dtype)
+        if {np.dtype(dtype), *computation} & EXTENDED_DTYPES:  # NumPy's loops, op by op
+            raise NotFusible(f"{name}: float16 and complex are not fused")
         node = OpNode(name, ids, tuple(sorted(static.items(), key=lambda kv: kv[0])), bounds,
                       tuple(shape), np.dtype(dtype), computation, plan.check)
         self._refuse_inexact(node, inputs)

@@ -10,7 +10,7 @@ import numpy as np
 
 from .dtypes import check_dtype, is_array_spec, result_type
 from .outputs import detach_overlapping, single_output, same_view
-from .registry import Operator, OpReq, add_operator
+from .registry import OpReq, add_operator, numpy_backed
 from .shapes import broadcast_shapes, shape_of
 
 
@@ -79,10 +79,10 @@ def assign_kernel(inputs, outputs, req, *, key):
 
 
 def register_all() -> None:
-    add_operator(Operator("take_index", num_inputs=1, kind="other", infer=infer_take,
+    add_operator(numpy_backed("take_index", num_inputs=1, kind="other", infer=infer_take,
                           doc="x[key] as a new array (any NumPy index)")
                  .set_kernel("cpu", take_kernel))
-    add_operator(Operator("assign_index", num_inputs=2, kind="other", infer=infer_assign,
+    add_operator(numpy_backed("assign_index", num_inputs=2, kind="other", infer=infer_assign,
                           inplace=((0, 0),), write_mode=OpReq.WRITE_INPLACE,
                           doc="target[key] = value, written into the target's buffer")
                  .set_kernel("cpu", assign_kernel))

@@ -8,7 +8,7 @@ import numpy as np
 from .dtypes import check_dtype, promotion_operand, result_type
 from .numpy_ops import numpy_operator, stand_in
 from .outputs import detach_overlapping, single_output, write_with_req
-from .registry import Operator, OpReq, add_operator
+from .registry import OpReq, add_operator, numpy_backed
 from .shapes import broadcast_shapes, shape_of
 
 
@@ -170,10 +170,10 @@ def kron_shapes(a, b):
 
 
 def register_all() -> None:
-    add_operator(Operator("dot", num_inputs=2, kind="other", infer=infer_dot,
+    add_operator(numpy_backed("dot", num_inputs=2, kind="other", infer=infer_dot,
                           gradient=_matmul_gradient, doc="numpy.dot")
                  .set_kernel("cpu", _linalg_kernel(np.dot, True)))
-    add_operator(Operator("matmul", num_inputs=2, kind="other", infer=infer_matmul,
+    add_operator(numpy_backed("matmul", num_inputs=2, kind="other", infer=infer_matmul,
                           gradient=_matmul_gradient, doc="numpy.matmul")
                  .set_kernel("cpu", _linalg_kernel(np.matmul, False)))
     products = {"vdot": (np.vdot, vdot_shapes, None), "inner": (np.inner, inner_shapes, None),

@@ -27,7 +27,7 @@ from .dtypes import check_dtype
 from .numpy_ops import numpy_operator, probe_results
 from .outputs import write_with_req
 from .plans import OpReq
-from .registry import Operator, add_operator
+from .registry import add_operator, numpy_backed
 from .shapes import broadcast_shapes, reduced_shape, shape_of
 
 LINALG = np.linalg
@@ -191,7 +191,7 @@ def register_all() -> None:
     numpy_operator("linalg.multi_dot", LINALG.multi_dot, multi_dot_shapes, dtypes="probe",
                    fill=1, call=multi_dot_call,
                    doc="numpy.linalg.multi_dot, run by NumPy inside the pushed op")
-    add_operator(Operator("linalg.lstsq", num_inputs=2, num_outputs=4, kind="other",
+    add_operator(numpy_backed("linalg.lstsq", num_inputs=2, num_outputs=4, kind="other",
                           infer=lstsq_infer,
                           doc="numpy.linalg.lstsq, run by NumPy inside the pushed op")
                  .set_kernel("cpu", lstsq_kernel))

@@ -6,7 +6,7 @@ import numpy as np
 from .dtypes import check_dtype, is_array_spec, result_type
 from .outputs import detach_overlapping, single_output, write_with_req
 from .plans import Plan
-from .registry import Operator, OpReq, kernel_run, add_operator
+from .registry import OpReq, add_operator, kernel_run, numpy_backed
 from .shapes import broadcast_shapes, normalize_axis_index, shape_of
 
 _WRITE_TO = OpReq.WRITE_TO
@@ -144,16 +144,16 @@ def split_kernel(inputs, outputs, req, *, indices_or_sections, axis=0):
 
 
 def register_all() -> None:
-    add_operator(Operator("copy", num_inputs=1, kind="other", infer=infer_copy,
+    add_operator(numpy_backed("copy", num_inputs=1, kind="other", infer=infer_copy,
                           planner=plan_copy, scalars_by_type=True,
                           inplace=((0, 0),), gradient=None,
                           doc="out[...] = x with broadcasting and casting "
                               "(copy, astype, broadcast_to)"))
-    add_operator(Operator("concatenate", num_inputs=None, kind="other", infer=infer_concatenate,
+    add_operator(numpy_backed("concatenate", num_inputs=None, kind="other", infer=infer_concatenate,
                           doc="numpy.concatenate(arrays, axis)")
                  .set_kernel("cpu", _joining_kernel(np.concatenate)))
-    add_operator(Operator("stack", num_inputs=None, kind="other", infer=infer_stack,
+    add_operator(numpy_backed("stack", num_inputs=None, kind="other", infer=infer_stack,
                           doc="numpy.stack(arrays, axis)").set_kernel("cpu", _joining_kernel(np.stack)))
-    add_operator(Operator("split", num_inputs=1, num_outputs=count_split_outputs, kind="other",
+    add_operator(numpy_backed("split", num_inputs=1, num_outputs=count_split_outputs, kind="other",
                           infer=infer_split, doc="numpy.split(x, indices_or_sections, axis)")
                  .set_kernel("cpu", split_kernel))

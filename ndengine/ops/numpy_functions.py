@@ -27,7 +27,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from .dtypes import check_dtype, is_array_spec
 from .outputs import detach_overlapping, write_with_req
-from .registry import Operator, OpReq, add_operator
+from .registry import OpReq, add_operator, numpy_backed
 from .shapes import reduced_shape, shape_of
 
 __all__ = ["NumpyFunction", "stand_ins", "quiet", "reduce_shapes", "arg_reduce_shapes",
@@ -202,7 +202,7 @@ class NumpyFunction:
                       outputs, req)
 
     def register(self, kind="other"):
-        op = Operator(self.name, num_inputs=None, num_outputs=self.num_outputs, kind=kind,
+        op = numpy_backed(self.name, num_inputs=None, num_outputs=self.num_outputs, kind=kind,
                       infer=self.infer, doc=self.doc)
         op.set_kernel("cpu", self.kernel)
         return add_operator(op)

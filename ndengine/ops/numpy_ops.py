@@ -20,14 +20,15 @@ import numpy as np
 
 from .dtypes import check_dtype, is_array_spec
 from .outputs import detach_overlapping, write_with_req
-from .registry import Operator, OpReq, add_operator
+from .registry import OpReq, add_operator, numpy_backed
 from .shapes import shape_of
 
 __all__ = ["numpy_operator", "split_inputs", "stand_in", "tiny", "probe_results",
-           "NO_COMPLEX_YET"]
+           "COMPLEX_BY_VALUE"]
 
-NO_COMPLEX_YET = ("ndengine has no complex dtype yet; compute it with NumPy on the values, "
-                  "e.g. {hint}")
+COMPLEX_BY_VALUE = ("NumPy decides from the values whether it is complex, which an "
+                    "asynchronous op cannot; pass a complex array, or compute it with NumPy "
+                    "on the values, e.g. {hint}")
 
 
 def split_inputs(inputs, params):
@@ -116,9 +117,11 @@ def numpy_operator(name, function, shapes, *, dtypes="same", fill=0, call=plain_
         results = _results(call(function, arrays, params))
         for out, r, value in zip(outputs, req, results):
             value = np.asarray(value)
-            if value.dtype.kind == "c":  # a value-dependent complex result
+            if value.dtype.kind == "c" and out.dtype.kind != "c":
+                # a value-dependent complex result (eig of a real matrix): the planned real
+                # output cannot hold it, and NumPy's dtype could not be known at the call
                 raise TypeError(f"{name}: the result is complex; "
-                                + NO_COMPLEX_YET.format(hint=hint))
+                                + COMPLEX_BY_VALUE.format(hint=hint))
             write_with_req(out, OpReq(r), lambda target, value=value:
                            np.copyto(target, value, casting="unsafe"))
 
@@ -126,7 +129,7 @@ def numpy_operator(name, function, shapes, *, dtypes="same", fill=0, call=plain_
         *inputs, params = inputs_and_params
         return len(infer(*inputs, **params))
 
-    op = Operator(name, num_inputs=num_inputs, num_outputs=count, kind="other", infer=infer,
-                  doc=doc or f"{name}: NumPy's own function, pushed")
+    op = numpy_backed(name, num_inputs=num_inputs, num_outputs=count, kind="other",
+                      infer=infer, doc=doc or f"{name}: NumPy's own function, pushed")
     op.set_kernel("cpu", kernel)
     return add_operator(op) if register else op

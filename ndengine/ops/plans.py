@@ -49,7 +49,7 @@ class OpReq(enum.Enum):
 
 PLAN_MEMO_LIMIT = 4096  # plans kept per operator and device; the memo is cleared when full
 
-SCALAR_TYPES = frozenset((bool, int, float))
+SCALAR_TYPES = frozenset((bool, int, float, complex))
 # NumPy scalars of the supported dtypes: strong 0-d operands, keyed by their type
 NUMPY_SCALAR_TYPES = frozenset(d.type for d in SUPPORTED_DTYPES)
 _KEY_BY_TYPE = SCALAR_TYPES | NUMPY_SCALAR_TYPES | {type(None)}

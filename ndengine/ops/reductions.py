@@ -16,7 +16,7 @@ import numpy as np
 from .dtypes import check_dtype, is_array_spec, result_type
 from .outputs import detach_overlapping, single_output, write_with_req
 from .plans import Plan
-from .registry import Operator, OpReq, kernel_run, add_operator
+from .registry import OpReq, add_operator, kernel_run, numpy_backed
 from .shapes import normalize_axes, reduced_shape, shape_of
 
 _WRITE_TO = OpReq.WRITE_TO
@@ -189,7 +189,7 @@ class Reduction:
         return [np.array(g)]
 
     def register(self):
-        op = Operator(self.name, num_inputs=1, kind="reduce", infer=self.infer,
+        op = numpy_backed(self.name, num_inputs=1, kind="reduce", infer=self.infer,
                       planner=self.plan,
                       gradient=self.gradient if self.name in ("sum", "mean") else None,
                       doc=f"numpy.{self.numpy_fn.__name__} over axis (None, int or tuple), "

@@ -8,7 +8,7 @@ from typing import Callable
 
 import numpy as np
 
-from .dtypes import check_dtype, is_array_spec, is_python_scalar, result_type
+from .dtypes import EXTENDED_DTYPES, check_dtype, is_array_spec, is_python_scalar, result_type
 from .plans import PLAN_MEMO_LIMIT, OpReq, Plan, numpy_aliases, signature
 from .shapes import broadcast_shapes, shape_of
 
@@ -28,14 +28,16 @@ class Operator:
     the op's cpu kernel is then the plan's run.  Without one (a user's op), the plan's
     outputs are ``infer``'s and its run calls the device's kernel with the params.
     ``scalars_by_type``: Python/NumPy scalar inputs are keyed by type (the planner's checks
-    cover their values); otherwise by value.  ``value_params``: params keyed by type when
+    cover their values); otherwise by value.  ``extended_dtypes``: the op computes float16
+    and complex arrays (``dtypes.EXTENDED_DTYPES``); any other op refuses them at its plan.  ``value_params``: params keyed by type when
     they are scalars (read per call); ``unkeyed_params``: params that change no decision.
     """
 
     def __init__(self, name: str, *, num_inputs=1, num_outputs=1, kind="other",
                  infer: Callable | None = None, inplace=(), gradient=None,
                  write_mode=OpReq.WRITE_TO, doc=None, planner: Callable | None = None,
-                 scalars_by_type=False, value_params=(), unkeyed_params=()):
+                 scalars_by_type=False, value_params=(), unkeyed_params=(),
+                 extended_dtypes=False):
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
         self.name = name
@@ -52,6 +54,7 @@ class Operator:
         self.scalars_by_type = scalars_by_type and planner is not None
         self.value_params = frozenset(value_params)
         self.unkeyed_params = frozenset(unkeyed_params)
+        self.extended_dtypes = extended_dtypes
         self.plans: dict = {}  # cpu: signature -> Plan (read directly by the NDArray layer)
         self._device_plans: dict = {}
         if planner is not None:
@@ -100,8 +103,12 @@ class Operator:
             raise NotImplementedError(f"{self.name} has no {device} kernel yet")
         if self.planner is not None and kernel is self._planned_kernel:
             self._check_inputs(inputs)
-            return self.planner(self, inputs, params, target, aliases, req)
-        return Plan(self.general_infer(inputs, params), kernel_run(kernel))
+            plan = self.planner(self, inputs, params, target, aliases, req)
+        else:
+            plan = Plan(self.general_infer(inputs, params), kernel_run(kernel))
+        if not self.extended_dtypes:
+            self._refuse_extended([dtype for _, dtype in plan.outputs])
+        return plan
 
     def _forget_plans(self):
         self.plans = {}
@@ -139,12 +146,23 @@ class Operator:
     def _check_inputs(self, inputs):
         if self.num_inputs is not None and len(inputs) != self.num_inputs:
             raise TypeError(f"{self.name} takes {self.num_inputs} inputs, got {len(inputs)}")
+        dtypes = []
         for value in inputs:
             if is_array_spec(value):
-                check_dtype(value.dtype)
+                dtypes.append(check_dtype(value.dtype))
+            elif isinstance(value, complex):
+                dtypes.append(np.dtype(complex))
             elif not is_python_scalar(value):
                 raise TypeError(f"{self.name}: inputs must be array specs or Python "
-                                f"bool/int/float, got {type(value).__name__}")
+                                f"bool/int/float/complex, got {type(value).__name__}")
+        if not self.extended_dtypes:
+            self._refuse_extended(dtypes)
+
+    def _refuse_extended(self, dtypes):
+        for dtype in dtypes:
+            if dtype in EXTENDED_DTYPES:
+                raise TypeError(f"{self.name} does not support dtype {dtype} yet; meanwhile "
+                                f"call NumPy's on a NumPy copy (x.asnumpy())")
 
     def set_kernel(self, device: str, kernel: Callable) -> "Operator":
         if device not in DEVICES:
@@ -165,6 +183,12 @@ class Operator:
         outputs = [np.empty(shape, dtype) for shape, dtype in plan.outputs]
         plan.run(list(inputs), outputs, [OpReq.WRITE_TO] * len(outputs), params)
         return outputs
+
+
+def numpy_backed(name: str, **options) -> Operator:
+    """An Operator whose kernel runs NumPy's own function (dtypes probed or promoted as NumPy
+    does): it computes float16 and complex as NumPy does (``extended_dtypes``)."""
+    return Operator(name, extended_dtypes=True, **options)
 
 
 def kernel_run(kernel):

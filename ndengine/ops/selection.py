@@ -16,7 +16,7 @@ from .dtypes import check_dtype
 from .numpy_ops import numpy_operator, split_inputs, tiny
 from .outputs import detach_overlapping, same_view, single_output
 from .plans import OpReq
-from .registry import Operator, add_operator
+from .registry import add_operator, numpy_backed
 from .shapes import broadcast_shapes, shape_of
 
 
@@ -128,7 +128,7 @@ def in_place_operator(name, function, shapes):
             np.copyto(out, target)
         function(out, *others, **params)
 
-    return add_operator(Operator(name, num_inputs=3, kind="other", infer=infer,
+    return add_operator(numpy_backed(name, num_inputs=3, kind="other", infer=infer,
                                  inplace=((0, 0),), write_mode=OpReq.WRITE_INPLACE,
                                  doc=f"numpy.{name}, in place, run by NumPy inside the "
                                      "pushed op").set_kernel("cpu", kernel))

@@ -18,7 +18,7 @@ import numpy as np
 
 from .dtypes import check_dtype, is_array_spec
 from .outputs import detach_overlapping, single_output, write_with_req
-from .registry import Operator, OpReq, add_operator
+from .registry import OpReq, add_operator, numpy_backed
 from .shapes import normalize_axes, reduced_shape, shape_of
 
 METHODS = ("reduce", "accumulate", "reduceat", "outer", "at")
@@ -92,6 +92,6 @@ def kernel(inputs, outputs, req, ufunc, method, out_dtype=None, **kwargs):
 
 
 def register_all() -> None:
-    add_operator(Operator("ufunc_method", num_inputs=None, kind="other", infer=infer,
+    add_operator(numpy_backed("ufunc_method", num_inputs=None, kind="other", infer=infer,
                           doc="NumPy's ufunc.reduce/accumulate/reduceat/outer/at on arrays")
                  .set_kernel("cpu", kernel))

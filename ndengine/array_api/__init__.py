@@ -1,0 +1,40 @@
+"""``ndengine.array_api``: the Python Array API standard's namespace (2024.12) for NDArrays.
+
+``x.__array_namespace__()`` returns this module, so code written against the standard runs
+on ndengine arrays unchanged. It is a thin layer, laid out as array-api-strict's: each
+submodule holds tables of the standard's names and parameter lists and the ndengine
+function each one calls (``acos`` -> ``nd.arccos``, ``concat`` -> ``nd.concatenate``,
+``permute_dims`` -> ``nd.transpose``), compiled into functions at import; only where the
+standard asks for more than a renaming (``unique_*``'s named results, descending sorts,
+``vecdot``, ``linalg.vector_norm``) is a function written out, and then from ndengine's own
+functions. Every function pushes ndengine ops: nothing computes on a NumPy copy.
+
+State, fixed at import: the dtype names are those ndengine supports then
+(``ndengine.ops.dtypes.SUPPORTED_DTYPES``), and ``MISSING`` lists the standard's names that
+ndengine cannot provide yet (left out rather than faked). Importing this module sets the
+standard's members on NDArray (``__array_namespace__``, ``device``, ``to_device``, ``mT``,
+``__dlpack__``): ``import ndengine`` does it.
+"""
+import numpy as _np
+
+from ..ndarray import NDArray as _NDArray
+from . import _array_methods, _creation, _dtypes, _elementwise, _manipulation, _statistics
+from . import fft, linalg
+from ._info import __array_namespace_info__  # noqa: F401
+
+__array_api_version__ = "2024.12"
+
+# constants (newaxis is None, as in NumPy)
+e, pi, inf, nan, newaxis = _np.e, _np.pi, _np.inf, _np.nan, None
+
+_FUNCTIONS = {**_creation.FUNCTIONS, **_dtypes.FUNCTIONS, **_elementwise.FUNCTIONS,
+              **_manipulation.FUNCTIONS, **_statistics.FUNCTIONS}
+globals().update(_dtypes.DTYPES)
+globals().update(_FUNCTIONS)
+
+MISSING = sorted(_elementwise.MISSING + [f"fft.{name}" for name in fft.MISSING])
+
+__all__ = ["__array_api_version__", "__array_namespace_info__", "e", "pi", "inf", "nan",
+           "newaxis", "fft", "linalg", *_dtypes.DTYPES, *sorted(_FUNCTIONS)]
+
+_array_methods.attach(_NDArray)

@@ -1,0 +1,72 @@
+"""The standard's array members that NDArray lacks: ``__array_namespace__``, ``device``,
+``to_device``, ``mT``, and DLPack export (``__dlpack__``, ``__dlpack_device__``).
+``attach(NDArray)`` sets them on the class, as ``ndengine.ndarray``'s modules set theirs.
+
+DLPack export hands out a copy: the capsule is made from ``asnumpy()``, which waits for the
+array's pending writes, so the consumer never sees a half-written value and never holds
+memory that ndengine's pool may reuse. ``copy=False`` is therefore refused with BufferError.
+"""
+import sys
+
+__all__ = ["attach", "SUPPORTED_API_VERSIONS"]
+
+SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
+_DLPACK_CPU = 1  # DLPack's kDLCPU device type
+
+
+def __array_namespace__(self, /, *, api_version=None):
+    """The Array API namespace for NDArrays: ``ndengine.array_api``."""
+    if api_version is not None and api_version not in SUPPORTED_API_VERSIONS:
+        raise ValueError(f"unsupported Array API version {api_version!r}; ndengine.array_api "
+                         f"implements {', '.join(SUPPORTED_API_VERSIONS)}")
+    return sys.modules["ndengine.array_api"]
+
+
+def _device(self):
+    """The array's device: its Context."""
+    return self.context
+
+
+def to_device(self, device, /, *, stream=None):
+    """The array on ``device`` (a Context): itself when it is there already, else a pushed
+    copy that returns at once."""
+    if stream is not None:
+        raise ValueError("to_device: ndengine orders copies on its engine; pass no stream")
+    return self.as_in_context(device)
+
+
+def _matrix_transpose(self):
+    """The view with the last two axes swapped (the standard's ``x.mT``)."""
+    return sys.modules["ndengine.array_api"].matrix_transpose(self)
+
+
+def __dlpack_device__(self):
+    if self.context.device_type != "cpu":
+        raise BufferError(f"DLPack export of arrays on {self.context} is not built yet")
+    return (_DLPACK_CPU, 0)
+
+
+def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """A DLPack capsule of a copy of the values (see the module docstring)."""
+    if copy is False:
+        raise BufferError("ndengine exports DLPack copies only: its pooled memory may be "
+                          "reused once the array is gone (use copy=None or True)")
+    self.__dlpack_device__()
+    if dl_device is not None and tuple(dl_device) != (_DLPACK_CPU, 0):
+        raise BufferError(f"DLPack export to device {dl_device} is not supported")
+    values = self.asnumpy()
+    if max_version is None:
+        return values.__dlpack__()
+    return values.__dlpack__(max_version=max_version)
+
+
+_MEMBERS = {"__array_namespace__": __array_namespace__, "device": property(_device),
+            "to_device": to_device, "mT": property(_matrix_transpose),
+            "__dlpack__": __dlpack__,
+            "__dlpack_device__": __dlpack_device__}
+
+
+def attach(array_class):
+    """Set the standard's members on ``array_class`` (NDArray)."""
+    for name, member in _MEMBERS.items():
+        setattr(array_class, name, member)

@@ -1,0 +1,71 @@
+"""The standard's creation functions, generated from tables onto ndengine's (``device=`` is
+ndengine's ``ctx=``), plus ``asarray`` and ``from_dlpack``, whose copy rules need code."""
+import numpy as np
+
+import ndengine as nd
+
+from ..ndarray import NDArray
+from ._dtypes import supported_dtype
+from ._generate import generate_all
+
+__all__ = ["FUNCTIONS"]
+
+_DEVICE = {"device": "ctx"}
+_ROWS = [
+    ("arange", "start, /, stop=None, step=1, *, dtype=None, device=None", nd.arange, _DEVICE),
+    ("empty", "shape, *, dtype=None, device=None", nd.empty, _DEVICE, ("dtype",)),
+    ("empty_like", "x, /, *, dtype=None, device=None", nd.empty_like, _DEVICE),
+    ("eye", "n_rows, n_cols=None, /, *, k=0, dtype=None, device=None", nd.eye, _DEVICE,
+     ("dtype",)),
+    ("full", "shape, fill_value, *, dtype=None, device=None", nd.full, _DEVICE),
+    ("full_like", "x, /, fill_value, *, dtype=None, device=None", nd.full_like, _DEVICE),
+    ("linspace", "start, stop, /, num, *, dtype=None, device=None, endpoint=True", nd.linspace,
+     _DEVICE),
+    ("ones", "shape, *, dtype=None, device=None", nd.ones, _DEVICE, ("dtype",)),
+    ("ones_like", "x, /, *, dtype=None, device=None", nd.ones_like, _DEVICE),
+    ("tril", "x, /, *, k=0", nd.tril),
+    ("triu", "x, /, *, k=0", nd.triu),
+    ("zeros", "shape, *, dtype=None, device=None", nd.zeros, _DEVICE, ("dtype",)),
+    ("zeros_like", "x, /, *, dtype=None, device=None", nd.zeros_like, _DEVICE),
+]
+
+
+def asarray(obj, /, *, dtype=None, device=None, copy=None):
+    """Array API ``asarray``: ndengine's ``asarray``. An NDArray is returned as it is when
+    its dtype and device already fit and ``copy`` is not True; otherwise a pushed copy
+    (``copy=False`` then raises ValueError, as the standard requires)."""
+    if dtype is not None:
+        dtype = supported_dtype(dtype)
+    if isinstance(obj, NDArray):
+        moves = device is not None and device != obj.context
+        converts = dtype is not None and dtype != obj.dtype
+        if copy is False and (moves or converts):
+            raise ValueError("asarray(copy=False): the array would have to be copied "
+                             "(another dtype or device)")
+        result = obj.astype(dtype, copy=False) if converts else obj
+        if moves:
+            return result.copyto(device)
+        return result.copy() if copy and not converts else result
+    return nd.asarray(obj, dtype=dtype, copy=copy, ctx=device)
+
+
+def meshgrid(*arrays, indexing="xy"):
+    """Array API ``meshgrid``: ndengine's, as the standard's list."""
+    return list(nd.meshgrid(*arrays, indexing=indexing))
+
+
+def from_dlpack(x, /, *, device=None, copy=None):
+    """Array API ``from_dlpack``: an NDArray of the values of any DLPack producer. An NDArray
+    is returned as it is (or copied, with ``copy=True``); another producer's memory is
+    imported through NumPy's DLPack reader and copied into ndengine's storage, so
+    ``copy=False`` is refused for those."""
+    if isinstance(x, NDArray):
+        return asarray(x, device=device, copy=copy)
+    if copy is False:
+        raise BufferError("ndengine cannot share memory with another DLPack producer: "
+                          "its arrays own their storage (use copy=None or True)")
+    return nd.array(np.from_dlpack(x), ctx=device)
+
+
+FUNCTIONS = generate_all(_ROWS)
+FUNCTIONS.update(asarray=asarray, meshgrid=meshgrid, from_dlpack=from_dlpack)

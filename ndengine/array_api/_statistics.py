@@ -1,0 +1,57 @@
+"""The standard's statistical, utility and linear algebra functions, generated from tables
+onto ndengine's reductions and products, with ``matrix_transpose`` and ``vecdot`` built from
+them (a view, and a pushed multiply-and-sum)."""
+import ndengine as nd
+
+from ._generate import generate_all
+
+__all__ = ["FUNCTIONS", "matrix_transpose", "vecdot"]
+
+_REDUCE = "x, /, *, axis=None, keepdims=False"
+_REDUCE_DTYPE = "x, /, *, axis=None, dtype=None, keepdims=False"
+_CUMULATIVE = "x, /, *, axis=None, dtype=None, include_initial=False"
+_SPREAD = "x, /, *, axis=None, correction=0.0, keepdims=False"
+_ROWS = [
+    ("cumulative_sum", _CUMULATIVE, nd.cumulative_sum),
+    ("cumulative_prod", _CUMULATIVE, nd.cumulative_prod),
+    ("max", _REDUCE, nd.max),
+    ("mean", _REDUCE, nd.mean),
+    ("min", _REDUCE, nd.min),
+    ("prod", _REDUCE_DTYPE, nd.prod),
+    ("std", _SPREAD, nd.std),
+    ("sum", _REDUCE_DTYPE, nd.sum),
+    ("var", _SPREAD, nd.var),
+    ("all", _REDUCE, nd.all),
+    ("any", _REDUCE, nd.any),
+    ("diff", "x, /, *, axis=-1, n=1, prepend=None, append=None", nd.diff, None,
+     ("prepend", "append")),
+    ("matmul", "x1, x2, /", nd.matmul),
+    ("tensordot", "x1, x2, /, *, axes=2", nd.tensordot),
+]
+
+
+def matrix_transpose(x, /):
+    """Array API ``matrix_transpose``: the view of ``x`` with its last two axes swapped."""
+    if x.ndim < 2:
+        raise ValueError("matrix_transpose needs an array of at least two dimensions")
+    return nd.swapaxes(x, -1, -2)
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """Array API ``vecdot``: ``sum(conj(x1) * x2, axis)`` over the broadcast arrays, in their
+    promoted dtype (two pushed ops; the product is fused with the sum on large arrays)."""
+    ndim = max(x1.ndim, x2.ndim)
+    if not -ndim <= axis < 0:
+        raise ValueError(f"vecdot: axis {axis} must be negative and within the broadcast "
+                         f"rank {ndim}")
+    if -axis <= min(x1.ndim, x2.ndim) and x1.shape[axis] != x2.shape[axis]:
+        raise ValueError(f"vecdot: the arrays' sizes along axis {axis} differ "
+                         f"({x1.shape[axis]} and {x2.shape[axis]})")
+    if x1.dtype.kind == "c":
+        x1 = nd.conj(x1)
+    product = x1 * x2
+    return nd.sum(product, axis=axis, dtype=product.dtype)
+
+
+FUNCTIONS = generate_all(_ROWS)
+FUNCTIONS.update(matrix_transpose=matrix_transpose, vecdot=vecdot)
