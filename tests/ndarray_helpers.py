@@ -68,13 +68,13 @@ def tolerance(dtype):
             "complex128": 1e-12}.get(np.dtype(dtype).name, 0)
 
 
-def assert_same(expected, got, tol="exact"):
+def assert_same(expected, got, tol="exact", zero_sign=True):
     """Same shape, same dtype, same values (NaNs equal); ``tol="close"``: float values within
     rtol 2e-6 (float32) / 1e-12 (float64)."""
     if isinstance(expected, list):
         assert isinstance(got, list) and len(got) == len(expected), (expected, got)
         for e, g in zip(expected, got):
-            assert_same(e, g, tol)
+            assert_same(e, g, tol, zero_sign)
         return
     assert got.shape == expected.shape, f"shape {got.shape} != NumPy's {expected.shape}"
     assert got.dtype == expected.dtype, f"dtype {got.dtype} != NumPy's {expected.dtype}"
@@ -84,6 +84,12 @@ def assert_same(expected, got, tol="exact"):
         np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
     else:
         np.testing.assert_array_equal(got, expected, strict=True)
+        if zero_sign and got.dtype.kind in "fc":  # assert_array_equal takes -0.0 for 0.0:
+            for part in ((lambda a: a),) if got.dtype.kind == "f" else (np.real, np.imag):
+                g, e = part(got), part(expected)  # the sign of zero is NumPy's too
+                zeros = (e == 0) & (g == 0)
+                assert (np.signbit(g[zeros]) == np.signbit(e[zeros])).all(), \
+                    f"signed zeros differ: {g!r} != NumPy's {e!r}"
 
 
 def _dtypes(expected):
@@ -98,7 +104,7 @@ def _refused_extended(exc):
         str(d) in str(exc) for d in EXTENDED)
 
 
-def run_xp(body, *args, tol="exact", any_error=False, **kwargs):
+def run_xp(body, *args, tol="exact", any_error=False, zero_sign=True, **kwargs):
     """body(numpy, *args) vs body(ndengine, *args): same results, or both raise errors of a
     common family (TypeError, ValueError, ...; ``any_error``: any of them, for inputs wrong in
     two ways at once). Returns the NumPy result (or None)."""
@@ -129,7 +135,7 @@ def run_xp(body, *args, tol="exact", any_error=False, **kwargs):
     if nd_exc is not None:
         raise AssertionError(f"NumPy returned {expected!r}, ndengine raised "
                              f"{type(nd_exc).__name__}: {nd_exc}") from nd_exc
-    assert_same(expected, got, tol)
+    assert_same(expected, got, tol, zero_sign)
     return expected
 
 

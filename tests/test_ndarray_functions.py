@@ -89,7 +89,8 @@ def test_maximum_minimum(name, data):
         num_shapes=2, min_dims=0, max_dims=3, min_side=0, max_side=4)).input_shapes
     dt_a, dt_b = data.draw(st.sampled_from(DTYPES)), data.draw(st.sampled_from(DTYPES))
     a, b = data.draw(values(dt_a, in_shapes[0])), data.draw(values(dt_b, in_shapes[1]))
-    run_fn(lambda xp, a, b: getattr(xp, name)(xp.array(a), xp.array(b)), a, b)
+    # which zero of (0.0, -0.0) they return differs between NumPy's own loops
+    run_fn(lambda xp, a, b: getattr(xp, name)(xp.array(a), xp.array(b)), a, b, zero_sign=False)
     run_fn(lambda xp, a: getattr(xp, name)(xp.array(a), 1), a)
     run_fn(lambda xp, a: getattr(xp, name)(2.5, xp.array(a)), a)
 

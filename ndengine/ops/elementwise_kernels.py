@@ -106,7 +106,9 @@ def _sign(x):
                 return one
             if x < zero:
                 return -one
-            return x  # keeps 0.0 and NaN, as np.sign does
+            if x == zero:
+                return zero  # +0.0 for -0.0 too, as np.sign gives
+            return x  # NaN
         return float_sign
     zero, one = _constants(x, 0, 1)
     if _is_unsigned_int(x):
