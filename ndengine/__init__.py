@@ -32,3 +32,5 @@ def __getattr__(name):
 
 
 from . import array_api  # noqa: E402,F401 - the standard's namespace; sets NDArray.__array_namespace__
+from_dlpack = array_api.from_dlpack  # NumPy's name too: zero copy where the memory allows
+__all__.append("from_dlpack")

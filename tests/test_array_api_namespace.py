@@ -2,6 +2,7 @@
 against the standard, run with ``xp=numpy`` and ``xp=ndengine.array_api``; values, dtypes
 and shapes must agree. Then the namespace's own members: the NDArray methods, the info
 object, the dtype queries and the copy rules."""
+import gc
 import inspect
 import math
 
@@ -280,9 +281,41 @@ def test_dlpack_exchange():
     x = nd.array(values) * 2
     np.testing.assert_array_equal(np.from_dlpack(x), values * 2)  # waits for the multiply
     assert x.__dlpack_device__() == (1, 0)
+    assert ndx.from_dlpack(x) is x and nd.from_dlpack is ndx.from_dlpack
+
+
+def test_dlpack_shares_memory_both_ways():
+    """Zero copy: an imported NumPy array and ndengine's array are one memory; an exported
+    array's storage stays alive (never back in the pool) while the consumer holds it."""
+    values = np.arange(6.0).reshape(2, 3)
+    shared = nd.from_dlpack(values)
+    shared *= 2
+    shared.wait_to_read()
+    np.testing.assert_array_equal(values, np.arange(6.0).reshape(2, 3) * 2)
+    values[0, 0] = 100
+    assert shared.asnumpy()[0, 0] == 100
+    x = nd.arange(1 << 16, dtype=np.float64) + 1  # a pool chunk
+    exported = np.from_dlpack(x)
+    assert np.shares_memory(exported, np.from_dlpack(x))
+    x[0] = -1
+    x.wait_to_read()
+    assert exported[0] == -1
+    del x
+    gc.collect()
+    others = [nd.zeros(1 << 16) for _ in range(4)]  # would take a freed buffer
+    nd.waitall()
+    assert exported[0] == -1 and exported[1] == 2
+    del others
+    copied = np.from_dlpack(nd.arange(3.0), copy=True)
+    np.testing.assert_array_equal(copied, [0.0, 1.0, 2.0])
+    # memory that cannot be shared is copied, or refused with copy=False
+    strided = np.arange(10.0)[::2]
+    np.testing.assert_array_equal(nd.from_dlpack(strided).asnumpy(), strided)
     with pytest.raises(BufferError):
-        x.__dlpack__(copy=False)
-    assert ndx.from_dlpack(x) is x
+        nd.from_dlpack(strided, copy=False)
+    read_only = np.arange(3.0)
+    read_only.flags.writeable = False
+    assert nd.from_dlpack(read_only).asnumpy().tolist() == [0.0, 1.0, 2.0]
 
 
 def test_signatures_are_the_standards():

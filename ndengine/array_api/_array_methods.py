@@ -2,11 +2,13 @@
 ``to_device``, ``mT``, and DLPack export (``__dlpack__``, ``__dlpack_device__``).
 ``attach(NDArray)`` sets them on the class, as ``ndengine.ndarray``'s modules set theirs.
 
-DLPack export hands out a copy: the capsule is made from ``asnumpy()``, which waits for the
-array's pending writes, so the consumer never sees a half-written value and never holds
-memory that ndengine's pool may reuse. ``copy=False`` is therefore refused with BufferError.
+DLPack export shares the array's memory (``core.shared_view``): it waits for every pending
+read and write of the array, and the capsule keeps the array's storage alive, so ndengine's
+pool never reuses memory a consumer holds. ``copy=True`` hands out a copy instead.
 """
 import sys
+
+from ..core import shared_view
 
 __all__ = ["attach", "SUPPORTED_API_VERSIONS"]
 
@@ -47,14 +49,12 @@ def __dlpack_device__(self):
 
 
 def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
-    """A DLPack capsule of a copy of the values (see the module docstring)."""
-    if copy is False:
-        raise BufferError("ndengine exports DLPack copies only: its pooled memory may be "
-                          "reused once the array is gone (use copy=None or True)")
+    """A DLPack capsule of the array's memory, or of a copy with ``copy=True`` (see the
+    module docstring)."""
     self.__dlpack_device__()
     if dl_device is not None and tuple(dl_device) != (_DLPACK_CPU, 0):
         raise BufferError(f"DLPack export to device {dl_device} is not supported")
-    values = self.asnumpy()
+    values = self.asnumpy() if copy else shared_view(self)
     if max_version is None:
         return values.__dlpack__()
     return values.__dlpack__(max_version=max_version)

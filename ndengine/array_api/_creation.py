@@ -4,6 +4,7 @@ import numpy as np
 
 import ndengine as nd
 
+from ..core import can_share, share_numpy
 from ..ndarray import NDArray
 from ._dtypes import supported_dtype
 from ._generate import generate_all
@@ -55,16 +56,19 @@ def meshgrid(*arrays, indexing="xy"):
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
-    """Array API ``from_dlpack``: an NDArray of the values of any DLPack producer. An NDArray
-    is returned as it is (or copied, with ``copy=True``); another producer's memory is
-    imported through NumPy's DLPack reader and copied into ndengine's storage, so
-    ``copy=False`` is refused for those."""
+    """Array API ``from_dlpack`` (and NumPy's): an NDArray of any DLPack producer's values.
+    An NDArray is returned as it is (or copied, with ``copy=True``). Another producer's CPU
+    memory is shared, zero copy (``core.share_numpy``), when it is writeable and
+    C-contiguous; else copied (refused with ``copy=False``)."""
     if isinstance(x, NDArray):
         return asarray(x, device=device, copy=copy)
+    values = np.from_dlpack(x)
+    if not copy and can_share(values):
+        return share_numpy(values, nd.current_context() if device is None else device)
     if copy is False:
-        raise BufferError("ndengine cannot share memory with another DLPack producer: "
-                          "its arrays own their storage (use copy=None or True)")
-    return nd.array(np.from_dlpack(x), ctx=device)
+        raise BufferError("from_dlpack: this producer's memory cannot be shared (read-only, "
+                          "not C-contiguous or empty); use copy=None or True")
+    return nd.array(values, ctx=device)
 
 
 FUNCTIONS = generate_all(_ROWS)

@@ -1,11 +1,12 @@
 """The per-op pipeline between the NumPy-shaped API (ndengine.ndarray) and the engine: the array
-type (array.py), its chunks and their engine-owned deletion (chunk.py, storage.py), and the one
-`invoke` that every op takes (pipeline.py). Knows nothing of the API's functions and names.
+type (array.py), its chunks and their engine-owned deletion (chunk.py, storage.py), the one
+`invoke` that every op takes (pipeline.py), and memory shared with other libraries (sharing.py). Knows nothing of the API's functions and names.
 """
 from . import storage
 from .array import NDArray
 from .chunk import new_array
 from .pipeline import as_operand, copy_between, from_numpy, invoke, waitall
+from .sharing import can_share, share_numpy, shared_view
 
 __all__ = ["NDArray", "invoke", "waitall", "as_operand", "from_numpy", "copy_between",
-           "new_array", "storage"]
+           "new_array", "storage", "can_share", "share_numpy", "shared_view"]
