@@ -54,8 +54,9 @@ EXACT_UNARY = ["square", "relu", "sign", "floor", "ceil", "round", "abs", "negat
 def test_unary_function(name, data):
     dtype = data.draw(st.sampled_from(DTYPES))
     a = data.draw(values(dtype, shapes()))
+    # relu is maximum(x, 0), whose zero for -0.0 differs between NumPy's own loops
     run_fn(lambda xp, a: getattr(xp, name)(xp.array(a)), a,
-           tol="close" if name in TRANSCENDENTAL else "exact")
+           tol="close" if name in TRANSCENDENTAL else "exact", zero_sign=name != "relu")
 
 
 def test_unary_function_on_python_scalars_and_lists():

@@ -47,10 +47,10 @@ import numpy as np
 
 from .. import engine as _engine_mod
 from .. import ops
-from ..engine import Context, current_context
-from ..ops.shapes import check_shape
-from .creation import empty
-from ..core import NDArray, invoke
+from ..engine import Context, current_context as _current_context
+from ..ops.shapes import check_shape as _check_shape
+from .creation import empty as _empty
+from ..core import NDArray, invoke as _invoke
 
 __all__ = ["seed", "uniform", "normal", "randint", "rand", "randn", "random_sample", "random",
            "choice", "permutation", "shuffle", "default_rng", "Generator"]
@@ -65,7 +65,7 @@ class _DeviceGenerator:
     def __init__(self, generator, ctx, engine):
         self.generator = generator
         self.ctx = ctx
-        self.turn = empty((0,), np.uint8, ctx=ctx)  # its var orders the draws; no memory
+        self.turn = _empty((0,), np.uint8, ctx=ctx)  # its var orders the draws; no memory
         self.engine = weakref.ref(engine)
 
 
@@ -104,7 +104,7 @@ def _moved(state, engine):
 
 
 def _device_state(ctx):
-    return _state(current_context() if ctx is None else Context(ctx))
+    return _state(_current_context() if ctx is None else Context(ctx))
 
 
 def seed(seed_value=None, ctx="all"):
@@ -137,8 +137,8 @@ def _draw(op_name, params, shape, dtype, ctx):
     state = _device_state(ctx)
     turn = state.turn
     params = dict(params, shape=shape, dtype=dtype, generator=state.generator)
-    out = invoke(ops.get(op_name), [turn], params)[0]  # reads turn: after the earlier draws
-    invoke(_ORDER, [], None, out=turn, ctx=state.ctx)  # writes turn: the next draw waits for it
+    out = _invoke(ops.get(op_name), [turn], params)[0]  # reads turn: after the earlier draws
+    _invoke(_ORDER, [], None, out=turn, ctx=state.ctx)  # writes turn: the next draw waits for it
     return out
 
 
@@ -160,8 +160,8 @@ def _push_method(state, method, values, out=None):
               for k, v in values.items() if k not in arrays}
     params.update(generator=state.generator, method=method, array_params=tuple(arrays))
     turn = state.turn
-    result = invoke(_METHOD, [turn, *arrays.values()], params, out=out)[0]
-    invoke(_ORDER, [], None, out=turn, ctx=state.ctx)
+    result = _invoke(_METHOD, [turn, *arrays.values()], params, out=out)[0]
+    _invoke(_ORDER, [], None, out=turn, ctx=state.ctx)
     return result
 
 
@@ -175,7 +175,7 @@ def _call(state, method, values):
             raise TypeError(f"Supplied output array has the wrong type. Expected "
                             f"{np.dtype(values['dtype'])}, got {out.dtype}")
         if values["size"] is not None and \
-                check_shape(values["size"]) != out.shape:
+                _check_shape(values["size"]) != out.shape:
             raise ValueError("size must match out.shape when used together")
         values["size"] = out.shape
         _push_method(state, method, values, out=out)
@@ -245,7 +245,7 @@ class Generator:
         else:
             raise TypeError(f"Generator takes a numpy.random.BitGenerator, not "
                             f"{type(bit_generator).__name__}; use default_rng(seed)")
-        self._ctx = current_context() if ctx is None else Context(ctx)
+        self._ctx = _current_context() if ctx is None else Context(ctx)
         self._lock = threading.Lock()
         self._state = _DeviceGenerator(generator, self._ctx, _engine_mod.get())
         _generators.add(self)
