@@ -15,7 +15,8 @@ from .. import ops
 from ..engine import Context, FnProperty
 from ..ops.dtypes import check_scalar_into
 from .chunk import RawArray as _RawArray, array_type as _array_type
-from .chunk import array_on as _array_on, c_strides as _c_strides, new_array as _new_array
+from .chunk import RECORDING as _RECORDING, array_on as _array_on, c_strides as _c_strides
+from .chunk import new_array as _new_array
 
 __all__ = ["NDArray"]
 
@@ -26,6 +27,7 @@ _np_ndarray = np.ndarray
 _SAME = object()  # view()'s default: the array's own dtype
 _fakes = {}  # (shape, strides, dtype) -> (fake array, its data address): see NDArray._fake
 _FAKES_LIMIT = 1024
+VIEW_HOOK = [None]  # tape.note_view, set by tape.py: a view made while recording is taped
 
 
 class NDArray(_RawArray):
@@ -40,9 +42,12 @@ class NDArray(_RawArray):
 
     # ------------------------------------------------------------ construction (internal)
     def _view_of(self, shape, offset, strides, dtype=None):
-        """Another view of this array's chunk."""
-        return _array_on(self._chunk, tuple(shape), self.dtype if dtype is None else dtype,
+        """Another view of this array's chunk (on autograd's tape while recording)."""
+        view = _array_on(self._chunk, tuple(shape), self.dtype if dtype is None else dtype,
                          offset, tuple(strides))
+        if _RECORDING[0]:
+            VIEW_HOOK[0](self, view)
+        return view
 
     def __setattr__(self, name, value):
         """Users' assignments: ``shape`` reshapes in place as NumPy's does, ``dtype`` is

@@ -28,8 +28,10 @@ from .. import engine as _engine_mod
 from . import storage
 
 __all__ = ["Chunk", "SmallChunk", "RawArray", "new_array", "array_on", "c_strides",
-           "SMALL_BYTES"]
+           "SMALL_BYTES", "RECORDING"]
 
+# [threads recording for autograd now] (tape.py): invoke's and _view_of's one check
+RECORDING = [0]
 # Arrays up to this size: NumPy's memory (SmallChunk), and run in the pushing thread when ready.
 SMALL_BYTES = int(os.environ.get("NDENGINE_INLINE_MAX_BYTES", 1 << 16))
 

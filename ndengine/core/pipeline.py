@@ -19,7 +19,8 @@ from ..ops.plans import input_key as _input_key, param_key as _param_key
 from . import lazy as _lazy
 from . import segment as _segment
 from .array import NDArray
-from .chunk import SmallChunk as _SmallChunk, new_array as _new_array
+from . import tape as _tape
+from .chunk import RECORDING as _RECORDING, SmallChunk as _SmallChunk, new_array as _new_array
 
 __all__ = ["invoke", "waitall", "as_operand", "from_numpy", "copy_between"]
 
@@ -231,6 +232,9 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
     dtypes, values and contexts are checked here, before anything is pushed.
     Every line is paid by every tiny op, hence the spelled-out common cases.
     """
+    if _RECORDING[0] and _tape.is_recording():  # autograd: run it, then tape it
+        return _tape.invoke_recorded(op, inputs, params, out, ctx, ctx_check, extra_writes,
+                                     overwrites)
     if params is None:
         params = _NO_PARAMS
     reads = []
@@ -353,6 +357,9 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
                      _engine_mod.caller_origin,  # called only when needed: the user's line
                      overwrites)
     return outputs
+
+
+_tape.INVOKE[0] = invoke
 
 
 def waitall():
