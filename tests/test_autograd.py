@@ -115,6 +115,24 @@ def test_matmul_views_where_clip_and_astype():
     check_gradients(lambda xp, x, y: xp.matmul(x, y), stacked, b)
 
 
+def test_joins_indexing_and_moves():
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((1, 3))
+    check_gradients(lambda xp, x, y: xp.concatenate([x, y, x], axis=0) * 1.5, a, b)
+    check_gradients(lambda xp, x, y: xp.concatenate([x.T, y.T], axis=1), a, b)
+    check_gradients(lambda xp, x, y: xp.concatenate([x, y], axis=None), a, b)
+    check_gradients(lambda xp, x: xp.stack([x, x * 2], axis=1), a)
+    check_gradients(lambda xp, x: x[np.array([1, 0, 1])] * 2, a)  # a repeated row adds up
+    check_gradients(lambda xp, x: x[np.array([[0, 1], [1, 1]]), np.array([2, 0])], a)
+    check_gradients(lambda xp, x: xp.roll(x, 2, axis=1) * xp.roll(x, -1), a)
+    check_gradients(lambda xp, x: xp.pad(x, ((1, 0), (2, 1))), a)
+    check_gradients(lambda xp, x: xp.pad(x, 1), a)
+    check_gradients(lambda xp, x: xp.repeat(x, 2), a)
+    check_gradients(lambda xp, x: xp.repeat(x, 3, axis=1), a)
+    check_gradients(lambda xp, x: sum(xp.split(x, 3, axis=1)[k] * (k + 1) for k in range(3)),
+                    a)
+
+
 def test_rules_cover_the_differentiable_ops():
     for name in ("add", "multiply", "exp", "tanh", "sum", "mean", "matmul", "where", "power"):
         assert name in RULES

@@ -54,3 +54,14 @@ def test_tiny_op_profile_runs_and_accounts_for_the_op():
         assert section in out, out
     bytecodes = float(out.split("bytecodes per op (sys.settrace opcodes): ")[1].split()[0])
     assert bytecodes > 100, out  # the op was traced, not an empty loop
+
+
+def test_autograd_benchmark_runs_and_agrees_with_numpy():
+    """bench/autograd_step.py: autograd's MLP steps reach the hand-written NumPy loss (it
+    checks), and print a row per engine with its ratio."""
+    result = subprocess.run([sys.executable, str(BENCH / "autograd_step.py"), "--quick",
+                             "--no-torch", "--kinds", "NaiveEngine", "ThreadedEnginePerDevice"],
+                            cwd=BENCH, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = [line.split() for line in result.stdout.splitlines() if line.startswith("ndengine")]
+    assert len(rows) == 2 and all(float(row[-2]) > 0 for row in rows), result.stdout

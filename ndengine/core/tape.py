@@ -179,6 +179,13 @@ class _Functions:
         return INVOKE[0](ops.get("fill"), [], {"shape": tuple(shape), "dtype": dtype,
                                                "value": 0}, ctx=like.context)[0]
 
+    def scatter_add(self, like, index, values):
+        """Zeros shaped as ``like``, ``values`` added at ``index`` (repeats accumulate)."""
+        target = self.zeros(like.shape, values.dtype, values)
+        INVOKE[0](ops.get("ufunc_method"), [target, values],
+                  {"ufunc": np.add, "method": "at", "index": index}, out=target)
+        return target
+
     def sum_to(self, g, shape):
         """``g`` summed over the axes broadcasting added or stretched, to ``shape``."""
         if g.shape == tuple(shape):

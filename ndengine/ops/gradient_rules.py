@@ -4,13 +4,17 @@
 an input takes none: a condition, an index, a Python scalar), for the op's output gradients
 ``grads``. Rules are written with ops, through ``f``, which the autograd layer supplies:
 ``f(name, *inputs, **params)`` pushes the op ``name`` and returns its output, and
-``f.zeros(shape, dtype, like)``, ``f.reshape(x, shape)``, ``f.transpose(x, axes)``.
+``f.zeros(shape, dtype, like)``, ``f.reshape(x, shape)``, ``f.transpose(x, axes)``,
+``f.scatter_add(like, index, values)`` (zeros shaped as ``like``, ``values`` added at
+``index``, repeats accumulating: ``numpy.add.at``); arrays are sliced with ``[...]``.
 They never compute on data themselves, so gradients are ordinary pushed ops. A gradient may
 have the broadcast shape: the caller sums it down to its input's shape.
 """
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 __all__ = ["RULES"]
 
@@ -101,6 +105,50 @@ def _clip(f, g, x, out, a_min=None, a_max=None, **_):
     return [f("where", inside, g, 0)]
 
 
+def _concatenate(f, grads, inputs, outputs, params):
+    """Each input's gradient: its slab of the output's."""
+    g, axis = grads[0], params.get("axis", 0)
+    flat = axis is None  # the inputs were raveled
+    axis = 0 if flat else axis % len(g.shape)
+    results, start = [], 0
+    for x in inputs:
+        length = math.prod(x.shape) if flat else x.shape[axis]
+        part = g[(slice(None),) * axis + (slice(start, start + length),)]
+        results.append(f.reshape(part, x.shape) if flat else part)
+        start += length
+    return results
+
+
+def _take_index(f, g, x, out, key=None, **_):
+    return [f.scatter_add(x, key, g)]
+
+
+def _roll(f, g, x, out, shift=0, axis=None, **_):
+    back = tuple(-s for s in shift) if isinstance(shift, tuple) else -shift
+    return [f("roll", g, shift=back, axis=axis)]
+
+
+def _pad(f, g, x, out, pad_width=0, mode="constant", **_):
+    if mode != "constant":
+        raise NotImplementedError(f"the gradient of pad(mode={mode!r}) is not built yet")
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.intp).reshape(-1, 2)
+                             if np.ndim(pad_width) > 1 else np.asarray(pad_width, np.intp),
+                             (len(x.shape), 2))
+    return [g[tuple(slice(int(lo), int(lo) + n) for (lo, _), n in zip(widths, x.shape))]]
+
+
+def _repeat(f, g, x, out, repeats=1, axis=None, **_):
+    if not isinstance(repeats, int):
+        raise NotImplementedError("the gradient of repeat with per-element repeats is not "
+                                  "built yet")
+    if axis is None:
+        size = math.prod(x.shape)
+        return [f.reshape(f("sum", f.reshape(g, (size, repeats)), axis=1), x.shape)]
+    axis %= len(x.shape)
+    shape = x.shape[:axis] + (x.shape[axis], repeats) + x.shape[axis + 1:]
+    return [f("sum", f.reshape(g, shape), axis=axis + 1)]
+
+
 def _copy(f, g, x, out, dtype=None, **_):
     return [g if not _is_array(x) or g.dtype == x.dtype else f("copy", g, dtype=x.dtype)]
 
@@ -136,4 +184,9 @@ RULES = {
     "min": _one(_extreme),
     "matmul": _one(_matmul),
     "dot": _one(_matmul),
+    "concatenate": _concatenate,
+    "take_index": _one(_take_index),
+    "roll": _one(_roll),
+    "pad": _one(_pad),
+    "repeat": _one(_repeat),
 }
