@@ -110,7 +110,7 @@ def _same(expected, got, compare):
     want, have = expected[1], got[1]
     if have.shape != want.shape or have.dtype != want.dtype:
         return f"{have.shape} {have.dtype} != NumPy's {want.shape} {want.dtype}"
-    if compare == "values" and not np.array_equal(have, want, equal_nan=want.dtype.kind == "f"):
+    if compare == "values" and not np.array_equal(have, want, equal_nan=want.dtype.kind in "fc"):
         return f"values {have!r} != NumPy's {want!r}"
     return ""
 

@@ -111,7 +111,7 @@ def _call_nan_to_num(op, args):
             raise TypeError("nan_to_num(x, copy=False) writes into x: ndengine writes only "
                             "into NDArrays")
         x = _as_operand(np.asarray(x), context_of(()))
-    if x.dtype.kind != "f":  # NumPy leaves integers and bools as they are
+    if x.dtype.kind not in "fc":  # NumPy leaves integers and bools as they are
         return x if in_place else x.copy()
     if in_place:
         invoke(op, [x], params, out=x)

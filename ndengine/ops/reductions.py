@@ -164,6 +164,12 @@ class Reduction:
             extra = {"ddof": ddof} if self.name in ("std", "var") else {}
             if dtype is not None:
                 extra["dtype"] = dtype
+            if self.name in _STATISTICS and x.dtype == np.float16 and out_dtype is None:
+                # NumPy computes a float16 mean/std/var in float32 unless given out= (then
+                # it accumulates in float16): its answer is the one without out=
+                np.copyto(target, self.numpy_fn(x, axis=None if axis is None else axes,
+                                                keepdims=keepdims, **extra), casting="unsafe")
+                return
             if extra and out_dtype is None and target.dtype.kind in "iub":
                 # std/var(dtype=int): NumPy computes in float and casts the result; its sqrt
                 # into an int out= would refuse (that case fails in infer, at the call)
