@@ -228,6 +228,34 @@ def test_a_user_function_with_its_own_backward():
     np.testing.assert_array_equal(x.grad.asnumpy(), [3.0, 12.0])
 
 
+def test_backward_lets_each_recorded_array_go_once_its_gradient_ran():
+    import gc
+    import weakref
+    seen = {}
+
+    class Probe(autograd.Function):  # the first op recorded: its backward runs last
+        def forward(self, x):
+            return x * 1.0
+
+        def backward(self, dy):
+            gc.collect()
+            seen["alive"] = [ref() is not None for ref in refs]
+            return dy
+
+    x = nd.array([1.0, 2.0])
+    x.attach_grad()
+    with autograd.record():
+        y = Probe()(x) * 2
+        z = nd.tanh(y) * 3
+        loss = z.sum()
+    refs = [weakref.ref(y), weakref.ref(z)]
+    del y, z
+    loss.backward()
+    assert seen["alive"] == [False, False]  # gone before the backward finished
+    expected = 6 * (1 - np.tanh(2 * x.asnumpy()) ** 2)
+    np.testing.assert_allclose(x.grad.asnumpy(), expected)
+
+
 def test_an_op_without_a_rule_says_so():
     x = nd.array([3.0, 1.0, 2.0])
     x.attach_grad()

@@ -19,7 +19,9 @@ State, field by field:
     _variables  id(NDArray) -> `_Variable` (a weak reference to the array, its ``grad`` array
                 and ``grad_req``), set by ``attach_grad``; the array's death removes it
                 (NDArrays are unhashable, as NumPy's arrays).
-Invariant: an entry's inputs and outputs stay alive while it is on the tape; an in-place
+Invariant: an entry's inputs and outputs stay alive while it is on the tape (a backward that
+does not retain the graph takes the tape and lets each entry, and its outputs' gradients, go
+once the entry's gradient ran); an in-place
 write (``out=``) into a tracked array while recording raises (the value a backward needs
 would be gone), as MXNet's does.
 """
@@ -225,8 +227,17 @@ def backward(heads, head_grads, variables=None, retain_graph=False, create_graph
         _accumulate(grads, head, seed)
     was = set_recording(create_graph, state.training)
     try:
-        for entry in reversed(state.entries):
+        wanted = set(_variables) if variables is None else {id(x) for x in variables}
+        entries = list(state.entries) if retain_graph else state.entries
+        if not retain_graph:  # each entry is let go once its gradient ran (memory)
+            state.entries, state.tracked = [], {}
+        while entries:
+            entry = entries.pop()
             out_grads = [grads.get(id(x)) for x in entry.outputs]
+            if not retain_graph:  # no later entry reads these: drop them as we go
+                for x in entry.outputs:
+                    if id(x) not in wanted:
+                        grads.pop(id(x), None)
             if all(g is None for g in out_grads):
                 continue
             if entry.rule is None:
@@ -253,9 +264,6 @@ def backward(heads, head_grads, variables=None, retain_graph=False, create_graph
                        else F.zeros(x.shape, x.dtype, x) for x in variables]
     finally:
         set_recording(*was)
-    if not retain_graph:
-        state.entries = []
-        state.tracked = {}
     return results
 
 
