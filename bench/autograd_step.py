@@ -17,19 +17,25 @@ import numpy as np
 import ndengine as nd
 from common import (KINDS, best_of_interleaved, check_close, header, on_engine, ratio_table,
                     torch_module)
-from mlp_step import LR, make_data, train, train_step
+from mlp_step import LR, TorchNamespace, make_data, train
 from ndengine import autograd, engine
+
+
+def loss_of(xp, params, x, onehot):
+    """The forward pass and its mean loss, written once against a namespace (ndengine, or
+    PyTorch through mlp_step's TorchNamespace)."""
+    w1, b1, w2, b2 = params
+    h = xp.maximum(x @ w1 + b1, 0)
+    logits = h @ w2 + b2
+    shifted = logits - xp.max(logits, axis=1, keepdims=True)
+    total = xp.sum(xp.exp(shifted), axis=1, keepdims=True)
+    return -xp.sum(onehot * (shifted - xp.log(total))) / x.shape[0]
 
 
 def autograd_step(params, x, onehot, lr):
     """One SGD step, gradients by ``ndengine.autograd``; returns the batch's mean loss."""
-    w1, b1, w2, b2 = params
     with autograd.record():
-        h = nd.maximum(x @ w1 + b1, 0)
-        logits = h @ w2 + b2
-        shifted = logits - nd.max(logits, axis=1, keepdims=True)
-        total = nd.sum(nd.exp(shifted), axis=1, keepdims=True)
-        loss = -nd.sum(onehot * (shifted - nd.log(total))) / x.shape[0]
+        loss = loss_of(nd, params, x, onehot)
     loss.backward()
     with autograd.pause():
         for p in params:
@@ -54,14 +60,10 @@ def train_torch(torch, data, steps):
     x, onehot, params = data
     x, onehot = torch.from_numpy(x), torch.from_numpy(onehot)
     params = [torch.from_numpy(p.copy()).requires_grad_() for p in params]
+    xp = TorchNamespace(torch)
     loss = None
     for _ in range(steps):
-        w1, b1, w2, b2 = params
-        h = torch.clamp_min(x @ w1 + b1, 0)
-        logits = h @ w2 + b2
-        shifted = logits - torch.amax(logits, dim=1, keepdim=True)
-        total = torch.sum(torch.exp(shifted), dim=1, keepdim=True)
-        loss = -torch.sum(onehot * (shifted - torch.log(total))) / x.shape[0]
+        loss = loss_of(xp, params, x, onehot)
         loss.backward()
         with torch.no_grad():
             for p in params:
