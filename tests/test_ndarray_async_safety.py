@@ -216,7 +216,7 @@ def test_pickle_and_copies_of_pending_arrays():
     before = nd.storage.stats()["bytes_in_use"]
     base = np.arange(BIG[0] * BIG[1], dtype=np.float64).reshape(BIG)
     x = nd.array(base)
-    with engine_held(x):
+    with engine_held(x, seconds=0.3):  # pickling waits for y: the hold ends by itself
         y = x * 2  # pending
         restored = pickle.loads(pickle.dumps(y))
     deep, shallow = copy.deepcopy(y), copy.copy(y)
