@@ -1,6 +1,7 @@
 """The per-op pipeline between the NumPy-shaped API (ndengine.ndarray) and the engine: the array
 type (array.py), its chunks and their engine-owned deletion (chunk.py, storage.py), the one
-`invoke` that every op takes (pipeline.py), and memory shared with other libraries (sharing.py). Knows nothing of the API's functions and names.
+`invoke` that every op takes (pipeline.py), memory shared with other libraries (sharing.py)
+and autograd's tape (tape.py). Knows nothing of the API's functions and names.
 """
 from . import storage
 from .array import NDArray

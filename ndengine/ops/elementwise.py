@@ -41,7 +41,7 @@ from .shapes import broadcast_shapes, shape_of
 
 __all__ = ["ElementwiseSpec", "ComparisonSpec", "UnaryLikeSpec", "ReluSpec", "RoundSpec",
            "WhereSpec", "resolve_like", "spec", "NUMPY_UNARY", "NUMPY_BINARY",
-           "check_weak_scalar", "numba_loops_of"]
+           "check_weak_scalar", "numba_loops_of", "computes_in_extended"]
 
 _PLAIN_REQS = (None, OpReq.WRITE_TO, OpReq.WRITE_INPLACE)
 _FULL, _ONE = "full", "one"  # an operand of the output's size, or a single element
@@ -209,7 +209,7 @@ class ElementwiseSpec:
 
     def plan_loops(self, computation, out_dtype) -> ek.LoopKernels:
         """The loops a flat run of these dtypes calls."""
-        if out_dtype in EXTENDED_DTYPES or any(c in EXTENDED_DTYPES for c in computation):
+        if computes_in_extended(computation, out_dtype):
             return self.extended_loops
         numpy_loop = self.numpy_loop
         if numpy_loop is not None and (self.scalar is None or (
@@ -268,10 +268,9 @@ class ElementwiseSpec:
             return nothing_run
         run = self._flat_run(inputs, computation, shape, out_dtype, target, aliases, req, size)
         if run is None:
-            extended = out_dtype in EXTENDED_DTYPES or any(c in EXTENDED_DTYPES
-                                                           for c in computation)
-            run = general_run(self.extended_loops if extended else self.loops, computation,
-                              self.wrap_scalars)
+            loops = (self.extended_loops if computes_in_extended(computation, out_dtype)
+                     else self.loops)
+            run = general_run(loops, computation, self.wrap_scalars)
         check = self.input_check(inputs, computation, shape)
         return run if check is None else _with_input_check(run, check)
 
@@ -314,6 +313,11 @@ class ElementwiseSpec:
         return add_operator(op)
 
     value_params = ()  # params keyed by type (clip's bounds)
+
+
+def computes_in_extended(computation, out_dtype) -> bool:
+    """Whether a call's dtypes include float16 or complex (NumPy's loops run it)."""
+    return out_dtype in EXTENDED_DTYPES or any(c in EXTENDED_DTYPES for c in computation)
 
 
 def _where_into(cond, x, y, out):

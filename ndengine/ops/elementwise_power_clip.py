@@ -18,8 +18,8 @@ from numpy._core import umath as _umath  # the clip ufunc behind np.clip
 
 from . import elementwise_kernels as ek
 from .caching import cached_property
-from .dtypes import EXTENDED_DTYPES, check_scalar_fits, int_bounds, is_array_spec, result_type
-from .elementwise import ElementwiseSpec, _is_weak_int, spec
+from .dtypes import check_scalar_fits, int_bounds, is_array_spec, result_type
+from .elementwise import ElementwiseSpec, _is_weak_int, computes_in_extended, spec
 from .elementwise_run import nothing_run, quiet_call
 from .outputs import single_output, write_with_req
 from .parallel import split_run, use_parallel
@@ -150,7 +150,7 @@ class PowerSpec(ElementwiseSpec):
         return numpy_power_loops(self.numba_loops)
 
     def plan_loops(self, computation, out_dtype) -> ek.LoopKernels:
-        if out_dtype in EXTENDED_DTYPES or any(c in EXTENDED_DTYPES for c in computation):
+        if computes_in_extended(computation, out_dtype):
             return self.extended_loops
         return self.loops
 

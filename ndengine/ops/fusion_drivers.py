@@ -133,7 +133,8 @@ def _buffered_copier():
 def _detached(arrays, outputs, program):
     """(arrays, shifted): ``detach_overlapping`` (``u[1:-1] += f(u[2:], u[:-2])`` reads what
     it writes), except the leaves that overlap outputs only as shifted views of the same
-    layout (``shifted``, their indices): those are copied block by block (``_halo``)."""
+    layout (``shifted``: leaf index -> ``_shift``'s direction): ``_halo`` reads those block
+    by block."""
     shifted = {}
     if program.reduction is None:
         limit = _blocks.block_elements(program)
@@ -224,12 +225,13 @@ def run_elementwise(call, views, block, limit=None) -> None:
 def _halo(call, views, block, limit) -> None:
     """``run_elementwise`` of 1-D views with shifted leaves (``call.shifted``), which are
     not copied whole. Blocks run forward; block k's slice of a shifted leaf is written only
-    by blocks k-1, k and k+1 (its shift is at most ``block_elements``, at most a block). A leaf ahead of the outputs it
-    overlaps (``u[2:]`` against ``u[1:-1]``) is read before it is written; a leaf behind
-    them (``u[:-2]``) is copied one block ahead, before block k-1 is written. The first and
-    last block of each thread's run of blocks read copies made before any thread starts (a
-    neighbouring run writes them). Leaves that are shifts of one another share one copy of
-    the span they cover; the copies stay in cache, so the data crosses memory once each way."""
+    by blocks k-1, k and k+1 (its shift is at most ``block_elements``, at most a block). A
+    leaf ahead of the outputs it overlaps (``u[2:]`` against ``u[1:-1]``) is read before it
+    is written; a leaf behind them (``u[:-2]``) is copied one block ahead, before block k-1
+    is written. The first and last block of each thread's run of blocks read copies made
+    before any thread starts (a neighbouring run writes them). Leaves that are shifts of one
+    another share one copy of the span they cover; the copies stay in cache, so the data
+    crosses memory once each way."""
     (n,), leaves, outputs = views
     shifted = call.shifted
     every = _shift_groups(leaves, list(shifted), n)

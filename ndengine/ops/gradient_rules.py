@@ -90,8 +90,9 @@ def _matmul(f, g, x, y, out, **_):
     if len(x.shape) < 2 or len(y.shape) < 2:
         raise NotImplementedError("the gradient of matmul/dot of 1-d arrays is not built yet: "
                                   "reshape the vector to a (1, n) or (n, 1) matrix")
-    swap = lambda a: f.transpose(a, tuple(range(len(a.shape) - 2)) + (len(a.shape) - 1,  # noqa: E731
-                                                                     len(a.shape) - 2))
+    def swap(a):  # the last two axes exchanged
+        ndim = len(a.shape)
+        return f.transpose(a, tuple(range(ndim - 2)) + (ndim - 1, ndim - 2))
     return [f("matmul", g, swap(y)), f("matmul", swap(x), g)]
 
 

@@ -29,8 +29,9 @@ class Operator:
     outputs are ``infer``'s and its run calls the device's kernel with the params.
     ``scalars_by_type``: Python/NumPy scalar inputs are keyed by type (the planner's checks
     cover their values); otherwise by value.  ``extended_dtypes``: the op computes float16
-    and complex arrays (``dtypes.EXTENDED_DTYPES``); any other op refuses them at its plan.  ``value_params``: params keyed by type when
-    they are scalars (read per call); ``unkeyed_params``: params that change no decision.
+    and complex arrays (``dtypes.EXTENDED_DTYPES``); any other op refuses them at its plan.
+    ``value_params``: params keyed by type when they are scalars (read per call);
+    ``unkeyed_params``: params that change no decision.
     """
 
     def __init__(self, name: str, *, num_inputs=1, num_outputs=1, kind="other",
