@@ -15,6 +15,7 @@ import time
 import pytest
 
 from ndengine import engine as E
+from ndengine.engine.devices import FakeStream
 
 KINDS = ["NaiveEngine", "ThreadedEnginePooled", "ThreadedEnginePerDevice"]
 THREADED = ["ThreadedEnginePooled", "ThreadedEnginePerDevice"]
@@ -117,27 +118,10 @@ def engine_threads(before):
     return [t for t in threading.enumerate() if t not in before]
 
 
-class FakeStream:
-    """Stands in for a CUDA stream: records which (ctx, is_copy) made it, counts syncs."""
-
-    _ids = iter(range(10**9))
-
-    def __init__(self, ctx, is_copy):
-        self.ctx = ctx
-        self.is_copy = is_copy
-        self.id = next(self._ids)
-        self.syncs = 0
-        self._lock = threading.Lock()
-
-    def synchronize(self):
-        with self._lock:
-            self.syncs += 1
-
-    def __repr__(self):
-        return f"FakeStream#{self.id}({self.ctx}, copy={self.is_copy})"
-
-
 class FakeStreamFactory:
+    """Makes the engine's fake streams (ndengine.engine.devices.FakeStream), keeping which
+    (ctx, is_copy) asked for each."""
+
     def __init__(self):
         self.calls = []
         self.streams = []
@@ -153,6 +137,11 @@ class FakeStreamFactory:
     @property
     def total_syncs(self):
         return sum(s.syncs for s in self.streams)
+
+    @property
+    def total_records(self):
+        """Events recorded on the streams (one per GPU op on the threaded engines)."""
+        return sum(1 for s in self.streams for call in list(s.calls) if call[0] == "record")
 
 
 def run_script(code, timeout=60, env=None):

@@ -8,7 +8,7 @@ import pytest
 from ndengine import engine as E
 from ndengine.engine import FnProperty, cpu, gpu
 
-from engine_helpers import (KINDS, THREADED, TIMEOUT, FakeStreamFactory,  # noqa: F401
+from engine_helpers import (KINDS, THREADED, TIMEOUT, FakeStream, FakeStreamFactory,  # noqa: F401
                             assert_quiescent, engine_threads, engines, run_with_timeout,
                             wait_all, wait_until, wait_var)
 
@@ -130,17 +130,20 @@ def test_per_device_gpu_compute_pool_has_a_stream_per_worker(engines):
     assert all(ctx is gpu(0) for _, ctx, _ in log)
     assert names(engine_threads(before)) == ["ndengine-gpu0-0", "ndengine-gpu0-1"]
 
-    # many more ops: each worker always uses its own stream; one sync per sync op
+    # many more ops: each worker always uses its own stream; no op waits for its stream,
+    # each records one event after its work (devices.py); wait_all synchronises each stream
     log.clear()
+    syncs = factory.total_syncs
     for i in range(40):
         eng.push_sync(record_op(log), gpu(0), mutable_vars=[eng.new_variable()])
     wait_all(eng)
     by_worker = {}
     for name, _, stream in log:
-        by_worker.setdefault(name, set()).add(stream.id)
+        by_worker.setdefault(name, set()).add(id(stream))
     assert all(len(ids) == 1 for ids in by_worker.values())
     assert len({next(iter(ids)) for ids in by_worker.values()}) == len(by_worker)
-    assert factory.total_syncs == 42
+    assert factory.total_syncs == syncs + 2
+    assert factory.total_records == 42
     assert len(factory.calls) == 2
 
 
@@ -163,7 +166,7 @@ def test_per_device_gpu_copy_pool(engines):
     assert name in ("ndengine-gpu0-0", "ndengine-gpu0-1") and stream.is_copy is False
     assert sorted(factory.calls, key=repr) == sorted(
         [(gpu(0), True)] * 2 + [(gpu(0), False)] * 2, key=repr)
-    assert factory.total_syncs == 3
+    assert factory.total_records == 3  # an event after each op, no stream synchronize
     # another GPU gets pools of its own
     eng.push_sync(record_op(log), gpu(1), mutable_vars=[v])
     wait_all(eng)
@@ -171,7 +174,7 @@ def test_per_device_gpu_copy_pool(engines):
 
 
 @pytest.mark.parametrize("kind", THREADED)
-def test_stream_synchronized_after_each_sync_gpu_op_only(engines, kind):
+def test_threaded_gpu_ops_record_events_and_never_wait_for_their_stream(engines, kind):
     factory = FakeStreamFactory()
     eng = engines(kind, num_cpu_workers=2, num_gpu_workers=2, stream_factory=factory)
     v = eng.new_variable()
@@ -184,8 +187,9 @@ def test_stream_synchronized_after_each_sync_gpu_op_only(engines, kind):
     for i in range(5):
         eng.push_sync(lambda rc: None, cpu(0), mutable_vars=[v])
     wait_all(eng)
-    assert factory.total_syncs == 10
-    assert syncs_seen == list(range(10))  # each op's sync happened before the next op ran
+    assert syncs_seen == [0] * 10  # no op waited for a stream
+    assert factory.total_records == 10  # the sync ops each tagged v (async ones order themselves)
+    assert factory.total_syncs == len(factory.streams)  # wait_all: each stream once
 
 
 def test_pooled_engine_gpu_ops_use_streams_on_the_shared_pools(engines):
@@ -203,7 +207,7 @@ def test_pooled_engine_gpu_ops_use_streams_on_the_shared_pools(engines):
     assert n0.startswith("ndengine-compute-") and s0.is_copy is False and c0 is gpu(0)
     assert n1.startswith("ndengine-copy-") and s1.is_copy is True and c1 is gpu(0)
     assert n2.startswith("ndengine-compute-") and s2 is None and c2 is cpu(0)
-    assert factory.total_syncs == 2
+    assert factory.total_records == 2
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -211,19 +215,22 @@ def test_stream_synchronize_failure_is_the_op_failure(engines, kind):
     class BadSync(Exception):
         pass
 
-    class Stream:
+    class Stream(FakeStream):
         def synchronize(self):
             raise BadSync("sync failed")
 
-    eng = engines(kind, stream_factory=lambda ctx, is_copy: Stream())
+    eng = engines(kind, stream_factory=lambda ctx, is_copy: Stream(ctx, is_copy))
     v = eng.new_variable()
-    if kind == "NaiveEngine":
+    if kind == "NaiveEngine":  # it waits for each GPU op's stream: the op fails
         with pytest.raises(BadSync):
             eng.push_sync(lambda rc: None, gpu(0), mutable_vars=[v])
-    else:
+        with pytest.raises(BadSync):
+            wait_var(eng, v)
+    else:  # the op's work is queued; the wait for all of it finds the failure
         eng.push_sync(lambda rc: None, gpu(0), mutable_vars=[v])
-    with pytest.raises(BadSync):
         wait_var(eng, v)
+    with pytest.raises(BadSync):
+        wait_all(eng)
 
 
 def test_naive_engine_uses_one_stream_per_gpu_and_synchronizes_sync_ops(engines):

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ndengine import engine as E
+from ndengine.engine.devices import FakeStream
 from ndengine import profiler
 from ndengine.engine import cpu, gpu
 
@@ -18,7 +19,7 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def fake_stream(ctx, is_copy):
-    return object()  # a "stream" without synchronize: lets gpu(0) run on the CPU, no CuPy
+    return FakeStream(ctx, is_copy)  # lets gpu(0) run on the CPU, no CuPy
 
 
 @pytest.fixture(params=KINDS)

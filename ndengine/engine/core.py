@@ -54,6 +54,9 @@ Engine state, field by field (all guarded by ``_lock``, except as noted)
     _deferred        deletions asked for while the lock was held (a finalizer run by the
                      garbage collector inside the engine): [(delete_fn, ctx, var)], appended
                      without the lock, pushed by the next push or wait (lifecycle.py).
+    _streams         every GPU stream made for this engine's workers (appended without the
+                     lock): wait_for_all synchronises them; while it is empty, host ops skip
+                     the cross-stream checks of devices.py.
 """
 import itertools
 import os
@@ -65,7 +68,8 @@ from .config import env_int, worker_count
 from .context import Context, FnProperty, RunContext
 from .errors import resolve_origin
 from .bulk import BulkMixin
-from .executor import ExecutorMixin, failure_of, synchronize
+from .devices import order_on, stream_factory as _devices_stream_factory, sync_host
+from .executor import ExecutorMixin, failure_of
 from .lifecycle import POLL, LifecycleMixin, Operator, tls
 from .recording import Recorder
 from .transitions import (RUNNING_INLINE, claim_inline, normalize, normalize_vars,
@@ -93,18 +97,9 @@ def _this_pusher():
 
 
 def default_stream_factory(ctx, is_copy):
-    """A CuPy stream on ``ctx``'s GPU, one per worker (MXNet gives each GPU worker its own)."""
-    try:
-        import cupy
-    except ImportError:
-        raise RuntimeError(
-            f"{ctx} needs CuPy, which is not installed: pip install 'ndengine[gpu]', "
-            "or pass stream_factory= to ndengine.engine.create") from None
-    try:
-        with cupy.cuda.Device(ctx.device_id):
-            return cupy.cuda.Stream(non_blocking=True)
-    except Exception as exc:
-        raise RuntimeError(f"cannot use {ctx}: {exc}") from exc
+    """A stream for one worker on ``ctx``: CuPy's on a real GPU, a fake one on a fake GPU
+    (devices.py); a GPU that cannot be used raises the error that says why."""
+    return _devices_stream_factory(ctx, is_copy)
 
 
 class EngineCore(ExecutorMixin, LifecycleMixin, BulkMixin):
@@ -113,6 +108,7 @@ class EngineCore(ExecutorMixin, LifecycleMixin, BulkMixin):
 
     kind = None
     _inline_all = False
+    _sync_gpu_ops = False  # wait for a GPU op's stream after it (else: events, devices.py)
 
     def __init__(self, num_cpu_workers=None, num_gpu_workers=2, num_copy_workers=1,
                  stream_factory=None, max_pending=None):
@@ -149,6 +145,7 @@ class EngineCore(ExecutorMixin, LifecycleMixin, BulkMixin):
         self._cancel_below = 0
         self._forking = False
         self._deferred = []
+        self._streams = []  # every GPU stream made for this engine's workers (devices.py)
 
     def __repr__(self):
         return f"<{self.kind} cpu_workers={self.num_cpu_workers} pending={self._pending}>"
@@ -358,10 +355,15 @@ class EngineCore(ExecutorMixin, LifecycleMixin, BulkMixin):
                 self._pending_now += 1
                 claimed = True
             in_fn = True
+            stream = run_ctx.stream
+            if stream is not None:
+                order_on(stream, reads, writes)
+            elif self._streams:
+                sync_host(reads, writes)
             fn(run_ctx)
             in_fn = False
-            if run_ctx.stream is not None:
-                synchronize(run_ctx.stream)  # a GPU op's errors belong to its run
+            if stream is not None:
+                self._gpu_op_done(stream, reads, writes)
         except BaseException as exc:  # noqa: B902 - kept on the outputs, as a worker would
             if not claimed:
                 raise
@@ -486,6 +488,9 @@ class EngineCore(ExecutorMixin, LifecycleMixin, BulkMixin):
         return RunContext(ctx, None)
 
     def _run_context(self, ctx, is_copy):
-        stream = self.stream_factory(ctx, is_copy) if ctx.device_type == "gpu" else None
+        if ctx.device_type != "gpu":
+            return RunContext(ctx, None)
+        stream = self.stream_factory(ctx, is_copy)
+        self._streams.append(stream)  # one C call: wait_for_all synchronises them
         return RunContext(ctx, stream)
 

@@ -24,6 +24,7 @@ import heapq
 import queue as _queue
 import time
 
+from .devices import order_on, record_on, sync_host
 from .errors import interrupted, record_failure
 from .transitions import RUNNING_INLINE, skip_error
 from .var import DELETE, DISPATCHED, WAIT
@@ -105,6 +106,15 @@ class _OnComplete:
 class ExecutorMixin:
     """Running and completing blocks (the engine state is documented in core.py)."""
 
+    def _gpu_op_done(self, stream, reads, writes):
+        """After a GPU op's function returned: its work is queued on ``stream``. The threaded
+        engines tag its vars with an event (devices.py) and go on; the NaiveEngine
+        (``_sync_gpu_ops``) waits for the stream, so that the op's errors raise at its push."""
+        if self._sync_gpu_ops:
+            synchronize(stream)
+        else:
+            record_on(stream, reads, writes)
+
     def _report_block(self, hook, block, start, failed):
         self._report(hook, block.name, block.fn, block.ctx, block.const_vars,
                      block.mutable_vars, block.info, start, failed)
@@ -131,15 +141,22 @@ class ExecutorMixin:
             if block.is_async:
                 handed_off = True
                 try:
+                    if run_ctx.stream is not None:  # its own work orders itself after these
+                        order_on(run_ctx.stream, block.const_vars, block.mutable_vars)
                     block.fn(run_ctx, _OnComplete(self, block, hook, start))
                 except BaseException as exc:  # noqa: B902 - an op's failure must never kill a worker
                     self._async_raised(block, exc, hook, start)
                 return None
             try:
                 called = True
+                stream = run_ctx.stream
+                if stream is not None:
+                    order_on(stream, block.const_vars, block.mutable_vars)
+                elif self._streams:
+                    sync_host(block.const_vars, block.mutable_vars)
                 block.fn(run_ctx)
-                if run_ctx.stream is not None:
-                    synchronize(run_ctx.stream)
+                if stream is not None:
+                    self._gpu_op_done(stream, block.const_vars, block.mutable_vars)
             except BaseException as exc:  # noqa: B902 - an op's failure must never kill a worker
                 if hook is not None:
                     self._report_block(hook, block, start, True)

@@ -38,6 +38,8 @@ import threading
 import time
 
 from .context import Context, FnProperty, RunContext
+from .devices import sync_host
+from .executor import synchronize
 from .errors import ForkedWhilePending, record_failure
 from .var import DELETE, WAIT, OprBlock, ThreadedVar
 
@@ -136,6 +138,8 @@ class LifecycleMixin:
         except KeyboardInterrupt as exc:
             self._note_queued(exc)
             raise
+        if var.device_sync is not None:  # its GPU work: that var's events, not the device
+            sync_host((), (var,), clear=False)
         error = var.error
         if error is not None:
             self._forget_error(error)
@@ -159,6 +163,8 @@ class LifecycleMixin:
             raise
         errors = self._taken_errors
         self._taken_errors = None
+        for stream in list(self._streams):  # GPU work queued by ops that have completed
+            synchronize(stream)
         if errors:
             _raise_stored(*errors[0])
 

@@ -29,6 +29,7 @@ __all__ = ["NaiveEngine"]
 class NaiveEngine(EngineCore):
     kind = "NaiveEngine"
     _inline_all = True
+    _sync_gpu_ops = True  # every op is over when its push returns, a GPU op's work too
 
     def __init__(self, num_cpu_workers=None, num_gpu_workers=2, num_copy_workers=1,
                  stream_factory=None, max_pending=None):

@@ -16,6 +16,8 @@ ThreadedVar, field by field
     error_seq          the push number (``OprBlock.seq``) of the op that raised ``error``: which
                        of two failures came first in the program (see `inherited_failure`).
     deleted            True once delete_variable was pushed: pushing with it again raises.
+    device_sync        None until a GPU op touches the var; then the events that order work on
+                       it across GPU streams (devices.py, which documents them).
 
 Invariant: ``queue`` is empty whenever ``pending_write`` is None, and the var is idle (nothing
 pushed on it is unfinished) exactly when ``pending_write is None and num_pending_reads == 0``.
@@ -93,7 +95,7 @@ def inherited_failure(reads, writes, overwrites=()):
 
 class ThreadedVar:
     __slots__ = ("id", "pending_write", "num_pending_reads", "queue", "error", "error_tb",
-                 "error_seq", "deleted", "__weakref__")
+                 "error_seq", "deleted", "device_sync", "__weakref__")
 
     def __init__(self, var_id):
         self.id = var_id
@@ -104,6 +106,7 @@ class ThreadedVar:
         self.error_tb = None
         self.error_seq = 0
         self.deleted = False
+        self.device_sync = None
 
     def __repr__(self):
         state = "idle" if self.is_idle() else (
