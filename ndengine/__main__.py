@@ -22,6 +22,14 @@ def program(xp, a, b, steps):
     return (a + b).sum()
 
 
+def _context(nd, text):
+    """``cpu(0)`` / ``gpu(1)`` as a Context."""
+    kind, _, rest = text.partition("(")
+    if kind not in ("cpu", "gpu") or not rest.rstrip(")").isdigit():
+        raise SystemExit(f"--ctx must look like cpu(0) or gpu(0), got {text!r}")
+    return nd.Context(kind, int(rest.rstrip(")")))
+
+
 def _say(message):
     print(message, flush=True)
 
@@ -32,6 +40,8 @@ def main(argv=None):
     parser.add_argument("--size", type=int, default=8_000_000, help="elements per array")
     parser.add_argument("--steps", type=int, default=8, help="steps per chain")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each; the best counts")
+    parser.add_argument("--ctx", default="cpu(0)",
+                        help="where ndengine's arrays live: cpu(0), or gpu(0) with CuPy")
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
 
@@ -57,7 +67,8 @@ def main(argv=None):
         numpy_s = min(numpy_s, time.perf_counter() - start)
 
     _say(f"[3/4] ndengine: the same code, best of {args.repeat}, profiling the last run ...")
-    a, b = nd.array(a_np), nd.array(b_np)
+    ctx = _context(nd, args.ctx)
+    a, b = nd.array(a_np, ctx=ctx), nd.array(b_np, ctx=ctx)
     nd.waitall()
     profiler.set_config(filename=os.path.join(args.out, "profile.json"))
     nd_s = float("inf")
@@ -84,8 +95,10 @@ def main(argv=None):
     _say("")
     _say(profiler.dumps())
     _say(f"NumPy     {numpy_s:7.3f} s")
+    where = (f"{eng.num_cpu_workers} workers" if ctx.device_type == "cpu"
+             else f"{ctx}, {eng.num_gpu_workers} workers")
     _say(f"ndengine  {nd_s:7.3f} s   (all ops pushed after {pushed_s * 1e3:.1f} ms; "
-         f"speed-up {numpy_s / nd_s:.2f}x on {eng.num_cpu_workers} workers)")
+         f"speed-up {numpy_s / nd_s:.2f}x on {where})")
     _say(f"result    {value:.6g} (NumPy {float(expected):.6g})")
     return 0
 

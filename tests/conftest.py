@@ -5,6 +5,10 @@ Hypothesis profiles: "ci" (small budgets; loaded when the environment variable C
 pytest's --hypothesis-profile=name picks one explicitly. Test files that pass their own
 ``@settings(...)`` keep them; the profile only sets what a test leaves unset.
 
+``NDENGINE_TEST_CONTEXT=gpu``: the whole run places arrays on ``gpu(0)`` by default (MXNet's
+``set_default_context``: the CPU tests run again on a GPU): the real GPU when CuPy finds one,
+else a fake GPU (NumPy standing in for CuPy, ndengine/engine/devices.py).
+
 ``nd_engine``: runs a test under each of the three engines (a fresh engine with two CPU
 workers, made the process-wide one for the test). The NDArray test modules use it for every
 test (``pytestmark = pytest.mark.usefixtures("nd_engine")``).
@@ -33,6 +37,15 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.enviro
                                                                 else "dev"))
 
 ENGINE_KINDS = ("NaiveEngine", "ThreadedEnginePooled", "ThreadedEnginePerDevice")
+
+TEST_CONTEXT = os.environ.get("NDENGINE_TEST_CONTEXT", "cpu")
+if TEST_CONTEXT == "gpu":
+    from ndengine.engine import devices as _devices
+    if _devices.device_count() == 0:
+        _devices.use_fake_gpus(1)
+    _engine.set_default_context(_engine.gpu(0))
+elif TEST_CONTEXT != "cpu":
+    raise ValueError(f"NDENGINE_TEST_CONTEXT must be cpu or gpu, got {TEST_CONTEXT!r}")
 
 
 @pytest.fixture(params=ENGINE_KINDS)

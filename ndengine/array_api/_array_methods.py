@@ -8,12 +8,11 @@ pool never reuses memory a consumer holds. ``copy=True`` hands out a copy instea
 """
 import sys
 
-from ..core import shared_view
+from ..core import dlpack_device, shared_view
 
 __all__ = ["attach", "SUPPORTED_API_VERSIONS"]
 
 SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
-_DLPACK_CPU = 1  # DLPack's kDLCPU device type
 
 
 def __array_namespace__(self, /, *, api_version=None):
@@ -43,21 +42,22 @@ def _matrix_transpose(self):
 
 
 def __dlpack_device__(self):
-    if self.context.device_type != "cpu":
-        raise BufferError(f"DLPack export of arrays on {self.context} is not built yet")
-    return (_DLPACK_CPU, 0)
+    return dlpack_device(self)
 
 
 def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
     """A DLPack capsule of the array's memory, or of a copy with ``copy=True`` (see the
-    module docstring)."""
-    self.__dlpack_device__()
-    if dl_device is not None and tuple(dl_device) != (_DLPACK_CPU, 0):
-        raise BufferError(f"DLPack export to device {dl_device} is not supported")
-    values = self.asnumpy() if copy else shared_view(self)
-    if max_version is None:
-        return values.__dlpack__()
-    return values.__dlpack__(max_version=max_version)
+    module docstring). The array's pending work has finished, on every stream, so any
+    consumer ``stream`` may read it at once."""
+    here = self.__dlpack_device__()
+    if dl_device is not None and tuple(dl_device) != here:
+        raise BufferError(f"DLPack export to device {dl_device} is not supported (the "
+                          f"array is on {here})")
+    values = shared_view(self.copy() if copy else self)
+    keywords = {} if max_version is None else {"max_version": max_version}
+    if stream is not None:
+        keywords["stream"] = stream
+    return values.__dlpack__(**keywords)
 
 
 _MEMBERS = {"__array_namespace__": __array_namespace__, "device": property(_device),

@@ -4,7 +4,7 @@ import numpy as np
 
 import ndengine as nd
 
-from ..core import can_share, share_numpy
+from ..core import can_share, dlpack_values, share_values
 from ..ndarray import NDArray
 from ._dtypes import supported_dtype
 from ._generate import generate_all
@@ -57,18 +57,23 @@ def meshgrid(*arrays, indexing="xy"):
 
 def from_dlpack(x, /, *, device=None, copy=None):
     """Array API ``from_dlpack`` (and NumPy's): an NDArray of any DLPack producer's values.
-    An NDArray is returned as it is (or copied, with ``copy=True``). Another producer's CPU
-    memory is shared, zero copy (``core.share_numpy``), when it is writeable and
-    C-contiguous; else copied (refused with ``copy=False``)."""
+    An NDArray is returned as it is (or copied, with ``copy=True``). Another producer's
+    memory (host memory, or a GPU's through CuPy) is shared, zero copy
+    (``core.share_values``), when it is writeable and C-contiguous and ``device`` is where it
+    lives; else copied (refused with ``copy=False``)."""
     if isinstance(x, NDArray):
         return asarray(x, device=device, copy=copy)
-    values = np.from_dlpack(x)
-    if not copy and can_share(values):
-        return share_numpy(values, nd.current_context() if device is None else device)
+    values, here = dlpack_values(x)
+    target = here if device is None else device
+    if not copy and target == here and can_share(values):
+        return share_values(values, here)
     if copy is False:
         raise BufferError("from_dlpack: this producer's memory cannot be shared (read-only, "
-                          "not C-contiguous or empty); use copy=None or True")
-    return nd.array(values, ctx=device)
+                          "not C-contiguous, empty, or on another device than the one asked "
+                          "for); use copy=None or True")
+    if type(values) is not np.ndarray:
+        values = values.get()  # a GPU's: through the host
+    return nd.array(values, ctx=target)
 
 
 FUNCTIONS = generate_all(_ROWS)

@@ -7,7 +7,9 @@ from . import storage
 from .array import NDArray
 from .chunk import new_array
 from .pipeline import as_operand, copy_between, from_numpy, invoke, waitall
-from .sharing import can_share, share_numpy, shared_view
+from .sharing import (can_share, dlpack_device, dlpack_values, share_numpy, share_values,
+                      shared_view)
 
 __all__ = ["NDArray", "invoke", "waitall", "as_operand", "from_numpy", "copy_between",
-           "new_array", "storage", "can_share", "share_numpy", "shared_view"]
+           "new_array", "storage", "can_share", "share_numpy", "share_values", "shared_view",
+           "dlpack_device", "dlpack_values"]

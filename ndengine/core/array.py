@@ -17,6 +17,7 @@ from ..ops.dtypes import check_scalar_into
 from .chunk import RawArray as _RawArray, array_type as _array_type
 from .chunk import RECORDING as _RECORDING, array_on as _array_on, c_strides as _c_strides
 from .chunk import new_array as _new_array
+from . import gpu as _gpu
 
 __all__ = ["NDArray"]
 
@@ -88,9 +89,8 @@ class NDArray(_RawArray):
             if data is None:
                 data = chunk.allocate()
             if chunk.ctx.device_type == "gpu":
-                import cupy
-                memptr = data.data + self._offset
-                view = cupy.ndarray(self.shape, self.dtype, memptr, strides=self._strides)
+                view = _gpu.backend(chunk.ctx).view(data, self.shape, self.dtype,
+                                                    self._offset, self._strides)
             else:
                 view = _np_ndarray(self.shape, self.dtype, data, self._offset, self._strides)
             _set_view_cache(self, view)
@@ -160,7 +160,7 @@ class NDArray(_RawArray):
         if ctx.device_type == "gpu":
             def read(run_ctx):
                 with run_ctx.stream:
-                    copied.append(self._data().get(stream=run_ctx.stream))
+                    copied.append(_gpu.backend(ctx).download(self._data(), run_ctx.stream))
             prop = FnProperty.COPY_FROM_GPU
         else:
             def read(run_ctx):

@@ -25,6 +25,7 @@ import os
 import numpy as np
 
 from .. import engine as _engine_mod
+from ..engine import devices as _devices
 from . import storage
 
 __all__ = ["Chunk", "SmallChunk", "RawArray", "new_array", "array_on", "c_strides",
@@ -85,6 +86,11 @@ def _nothing_to_free(run_ctx):
 
 
 def _release_buffer(data, ctx):
+    if ctx.device_type == "gpu":
+        # The deletion runs on a GPU stream that waited for every op on the buffer
+        # (engine/devices.py): an event recorded there fences the buffer's reuse.
+        return lambda run_ctx: storage.free(
+            data, ctx, run_ctx.stream.record() if run_ctx.stream is not None else None)
     return lambda run_ctx: storage.free(data, ctx)
 
 
@@ -119,6 +125,8 @@ def new_array(shape, dtype, ctx, engine=None):
         chunk.data = arr._view_cache = _np_empty(shape, dtype)
         arr._chunk = chunk
     else:
+        if ctx.device_type != "cpu":
+            _devices.check(ctx)  # a GPU that cannot be used says why, at the call
         arr._chunk = Chunk(nbytes, ctx, engine or _engine_mod.get())
         arr._view_cache = None
     arr._offset = 0

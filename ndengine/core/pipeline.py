@@ -16,6 +16,7 @@ from ..ops import OpReq
 from ..ops.plans import NO_ALIAS as _NO_ALIAS, OVERLAP as _OVERLAP, SAME_VIEW as _SAME_VIEW
 from ..ops.plans import NUMPY_SCALAR_TYPES as _NUMPY_SCALARS
 from ..ops.plans import input_key as _input_key, param_key as _param_key
+from . import gpu as _gpu
 from . import lazy as _lazy
 from . import segment as _segment
 from .array import NDArray
@@ -65,32 +66,43 @@ def from_numpy(values, ctx, dtype=None):
 
 
 def _push_upload(values, arr):
+    """Copy ``values`` (host) onto arr's GPU: into pinned staging memory now (the caller's
+    array may change once this returns), then a pushed DMA on the GPU's copy pool."""
+    device = _gpu.backend(arr.context)
+    staged = device.host_empty(values.shape, arr.dtype)
+    np.copyto(staged, values, casting="unsafe")
+
     def upload(run_ctx):
         with run_ctx.stream:
-            arr._data().set(values)
+            device.upload(arr._data(), staged, run_ctx.stream)
     _engine_mod.get().push_sync(upload, arr.context, (), (arr._chunk.var,),
-                                FnProperty.COPY_TO_GPU, name="copy_to_gpu")
+                                FnProperty.COPY_TO_GPU, name="copy_to_gpu",
+                                overwrites=(arr._chunk.var,))
 
 
 def copy_between(source, target):
-    """Push target[...] = source across contexts (cast to target's dtype)."""
+    """Push target[...] = source across contexts (cast to target's dtype): a copy op on the
+    GPU's copy pool, or on the source GPU's for GPU to GPU."""
     src_ctx, dst_ctx = source.context, target.context
     if src_ctx.device_type == "cpu" and dst_ctx.device_type == "cpu":
         invoke(ops.get("copy"), [source], {"shape": target.shape, "dtype": target.dtype},
                out=target, ctx_check=False)
         return
+    if src_ctx.device_type == "gpu":
+        device, prop, run_on = _gpu.backend(src_ctx), FnProperty.COPY_FROM_GPU, src_ctx
+    else:
+        device, prop, run_on = _gpu.backend(dst_ctx), FnProperty.COPY_TO_GPU, dst_ctx
 
     def copy(run_ctx):
-        src, dst = source._data(), target._data()
-        with run_ctx.stream:
+        stream = run_ctx.stream
+        with stream:
+            src, dst = source._data(), target._data()
             if dst_ctx.device_type == "cpu":
-                dst[...] = src.get(stream=run_ctx.stream)
+                np.copyto(dst, device.download(src, stream), casting="unsafe")
             elif src_ctx.device_type == "cpu":
-                dst.set(np.ascontiguousarray(src, dtype=target.dtype))
+                device.upload(dst, src, stream)
             else:
-                dst[...] = src
-    prop = FnProperty.COPY_FROM_GPU if src_ctx.device_type == "gpu" else FnProperty.COPY_TO_GPU
-    run_on = src_ctx if src_ctx.device_type == "gpu" else dst_ctx
+                device.device_copy(dst, src, stream)
     _engine_mod.get().push_sync(copy, run_on, (source._chunk.var,), (target._chunk.var,),
                                 prop, name="copyto")
 
@@ -120,6 +132,14 @@ class _Run:
         return _describe(self.inputs, self.outputs)
 
     def __call__(self, run_ctx):
+        stream = run_ctx.stream
+        if stream is not None:  # a GPU op: its memory is taken and used on its stream
+            with stream:
+                self._run(run_ctx, _gpu.xp(run_ctx.ctx))
+        else:
+            self._run(run_ctx, np)
+
+    def _run(self, run_ctx, xp):
         args = []
         for x in self.inputs:
             if type(x) is NDArray:
@@ -134,13 +154,10 @@ class _Run:
         if self.cast_into is not None:
             # In-place op whose result dtype differs from the target's (float32 += float64):
             # compute at the result dtype, then cast into place as NumPy does.
-            temps = [np.empty(o.shape, dt) for o, dt in zip(outs, self.cast_into)]
+            temps = [xp.empty(o.shape, dt) for o, dt in zip(outs, self.cast_into)]
             run(args, temps, _WRITE_TO * len(temps), self.params)
             for out, temp in zip(outs, temps):
-                np.copyto(out, temp, casting="unsafe")
-        elif run_ctx.stream is not None:
-            with run_ctx.stream:
-                run(args, outs, self.req, self.params)
+                xp.copyto(out, temp, casting="unsafe")
         else:
             run(args, outs, self.req, self.params)
 

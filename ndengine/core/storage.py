@@ -28,6 +28,8 @@ State of a DevicePool (guarded by its lock)
     held          bytes taken from the system and not released: handed out or pooled
                   (bytes in use = held - pooled). Counted only once the allocation succeeded.
     pooled        bytes held in ``free``.
+    fences        id(buffer) -> event, for freed GPU buffers: recorded after every op that
+                  used the buffer (gpu.py); the op that takes the buffer again waits on it.
     allocs, reuses, releases   counters: fresh allocations, requests served from the pool,
                                buffers given back to the system.
     owner         the id of the thread inside a locked section, else None.
@@ -48,6 +50,8 @@ import threading
 from threading import get_ident
 
 import numpy as np
+
+from . import gpu as _gpu
 
 __all__ = ["alloc", "free", "stats", "release_all", "bucket_size"]
 
@@ -98,6 +102,7 @@ class DevicePool:
         self.owner = None
         self.deferred = []
         self.free = {}
+        self.fences = {}
         self.owned = {}
         self.held = 0
         self.pooled = 0
@@ -119,9 +124,16 @@ class DevicePool:
                 if bucket:
                     self.pooled -= size
                     self.reuses += 1
-                    return bucket.pop()
+                    data = bucket.pop()
+                    fence = self.fences.pop(id(data), None) if self.fences else None
+                else:
+                    data = None
             finally:
                 self.owner = None
+        if data is not None:
+            if fence is not None:  # its last use on another stream may still be running
+                _gpu.wait_fence(self.ctx, fence)
+            return data
         data = self._new(size)  # may raise MemoryError: then nothing was counted
         with self.lock:
             try:
@@ -135,15 +147,15 @@ class DevicePool:
 
     def _new(self, size):
         if self.ctx.device_type == "gpu":
-            import cupy
-            with cupy.cuda.Device(self.ctx.device_id):
-                return cupy.empty(size, dtype=np.uint8)
+            return _gpu.backend(self.ctx).new_buffer(self.ctx, size)
         # Over-allocate and slice so the start is aligned whatever malloc returns.
         raw = np.empty(size + _ALIGN, dtype=np.uint8)
         start = -raw.ctypes.data % _ALIGN
         return raw[start:start + size]
 
-    def give_back(self, data):
+    def give_back(self, data, fence=None):
+        if fence is not None:
+            self.fences[id(data)] = fence  # one C call: also safe from a locked section
         if self.owner == get_ident():
             # This thread is inside a locked section (the GC collected an array there):
             # taking the lock again would hang for ever. The next section pools the buffer.
@@ -168,6 +180,7 @@ class DevicePool:
         """Put a freed buffer in its bucket, releasing the largest beyond the limit (lock
         held)."""
         if self.owned.get(id(data)) is not data:
+            self.fences.pop(id(data), None)
             return  # not allocated by this pool: not ours to count or to hand out again
         size = data.nbytes
         bucket = self.free.get(size)
@@ -177,10 +190,18 @@ class DevicePool:
         self.pooled += size
         while self.pooled > self.limit:
             largest = max(s for s, b in self.free.items() if b)
-            del self.owned[id(self.free[largest].pop())]
+            self._release(self.free[largest].pop())
             self.pooled -= largest
             self.held -= largest
             self.releases += 1
+
+    def _release(self, data):
+        """Forget a pooled buffer (lock held): the system (or CuPy's pool) takes it back once
+        its last use is over."""
+        del self.owned[id(data)]
+        fence = self.fences.pop(id(data), None) if self.fences else None
+        if fence is not None:
+            fence.synchronize()  # CuPy may hand it to another stream at once
 
     def release_all(self):
         with self.lock:
@@ -190,7 +211,7 @@ class DevicePool:
                     self._drain()
                 for bucket in self.free.values():
                     for data in bucket:
-                        del self.owned[id(data)]
+                        self._release(data)
                     self.releases += len(bucket)
                 self.free.clear()
                 self.held -= self.pooled
@@ -236,10 +257,11 @@ def alloc(nbytes, ctx):
     return (_pools.get(ctx) or _pool(ctx)).alloc(nbytes)
 
 
-def free(data, ctx):
+def free(data, ctx, fence=None):
     """Give a buffer from alloc back to ctx's pool (a buffer alloc did not hand out is ignored:
-    the system frees it when its last reference goes)."""
-    (_pools.get(ctx) or _pool(ctx)).give_back(data)
+    the system frees it when its last reference goes). ``fence``: on a GPU, the event after
+    the buffer's last use (gpu.py)."""
+    (_pools.get(ctx) or _pool(ctx)).give_back(data, fence)
 
 
 def release_all(ctx=None):
@@ -254,6 +276,8 @@ def release_all(ctx=None):
     for pool_ctx, pool in list(_pools.items()):
         if ctx is None or pool_ctx == ctx:
             pool.release_all()
+            if pool_ctx.device_type == "gpu":  # and CuPy's own cached blocks
+                _gpu.backend(pool_ctx).release_cached(pool_ctx)
 
 
 def stats(ctx=None):

@@ -67,7 +67,8 @@ import threading
 import warnings
 import weakref
 
-from .context import Context, FnProperty, RunContext, cpu, current_context, gpu
+from .context import (Context, FnProperty, RunContext, cpu, current_context, gpu,
+                      set_default_context)
 from .config import MAX_WORKERS, env_int
 from .errors import Cancelled, ForkedWhilePending, caller_origin
 from .core import default_stream_factory
@@ -77,7 +78,7 @@ from .recording import OpRecord, Recorder
 from .threaded import ThreadedEngine, ThreadedEnginePerDevice, ThreadedEnginePooled
 
 __all__ = ["create", "get", "set_engine", "cancel", "Context", "cpu", "gpu",
-           "current_context", "RunContext", "FnProperty", "OpRecord", "Recorder", "NaiveEngine",
+           "current_context", "set_default_context", "RunContext", "FnProperty", "OpRecord", "Recorder", "NaiveEngine",
            "ThreadedEnginePooled", "ThreadedEnginePerDevice", "KINDS", "default_stream_factory",
            "Cancelled", "ForkedWhilePending", "caller_origin", "MAX_WORKERS"]
 

@@ -4,7 +4,8 @@ import enum
 import functools
 import threading
 
-__all__ = ["Context", "cpu", "gpu", "current_context", "RunContext", "FnProperty"]
+__all__ = ["Context", "cpu", "gpu", "current_context", "set_default_context", "RunContext",
+           "FnProperty"]
 
 
 @functools.total_ordering
@@ -73,13 +74,24 @@ def gpu(device_id=0):
     return Context("gpu", device_id)
 
 
-_DEFAULT = Context("cpu", 0)
+_DEFAULT = [Context("cpu", 0)]  # the process's default; set_default_context changes it
 
 
 def current_context():
-    """The innermost ``with ctx:`` of this thread, else ``cpu(0)``."""
+    """The innermost ``with ctx:`` of this thread, else the process's default context
+    (``cpu(0)`` unless ``set_default_context`` chose another)."""
     stack = getattr(Context._stack, "items", None)
-    return stack[-1] if stack else _DEFAULT
+    return stack[-1] if stack else _DEFAULT[0]
+
+
+def set_default_context(ctx):
+    """Make ``ctx`` the context of every thread outside a ``with ctx:`` block (MXNet's
+    ``test_utils.set_default_context``: the same script, or test suite, on a GPU). Returns
+    the previous default."""
+    if not isinstance(ctx, Context):
+        raise TypeError(f"ctx must be a Context such as cpu(0) or gpu(0), got {ctx!r}")
+    previous, _DEFAULT[0] = _DEFAULT[0], ctx
+    return previous
 
 
 class RunContext:
