@@ -265,6 +265,98 @@ def test_an_op_without_a_rule_says_so():
         y.backward()
 
 
+# ---------------------------------------------------------------- users' ops
+
+def register_smooth_l1(name):
+    """The README's "Your own operator" example: a Numba kernel and a NumPy gradient."""
+    from numba import njit
+    from ndengine.ops import OpReq
+
+    @njit(nogil=True)
+    def smooth_l1_loop(x, out, sigma2):
+        for i in range(x.size):
+            v = x[i]
+            if v > 1.0 / sigma2:
+                out[i] = v - 0.5 / sigma2
+            elif v < -1.0 / sigma2:
+                out[i] = -v - 0.5 / sigma2
+            else:
+                out[i] = 0.5 * v * v * sigma2
+
+    def smooth_l1_gradient(out_grad, inputs, output, sigma=1.0):
+        x, s2 = np.asarray(inputs[0]), sigma * sigma
+        return [out_grad * np.where(np.abs(x) < 1.0 / s2, s2 * x, np.sign(x))]
+
+    @nd.register_op(name, kind="unary", gradient=smooth_l1_gradient, replace=True)
+    def smooth_l1(inputs, outputs, req, sigma=1.0):
+        x = np.ascontiguousarray(inputs[0]).reshape(-1)
+        result = np.empty(x.shape, outputs[0].dtype)
+        smooth_l1_loop(x, result, sigma * sigma)
+        if req[0] is OpReq.ADD_TO:
+            outputs[0][...] += result.reshape(outputs[0].shape)
+        elif req[0] is not OpReq.NULL:
+            outputs[0][...] = result.reshape(outputs[0].shape)
+    return smooth_l1
+
+
+def test_a_registered_op_with_a_numpy_gradient_is_differentiable():
+    register_smooth_l1("test_autograd_smooth_l1")
+    xs = np.linspace(-3, 3, 7).reshape(1, 7) * np.array([[1.0], [0.3]])
+    for sigma in (1.0, 2.0):
+        x = nd.array(xs)
+        x.attach_grad()
+        with autograd.record():
+            y = nd.test_autograd_smooth_l1(nd.tanh(x), sigma=sigma)
+            loss = (y * nd.arange(14.0).reshape(2, 7)).sum()
+        loss.backward()
+        t, s2 = np.tanh(xs), sigma * sigma
+        slope = np.where(np.abs(t) < 1 / s2, s2 * t, np.sign(t))
+        np.testing.assert_allclose(x.grad.asnumpy(),
+                                   np.arange(14.0).reshape(2, 7) * slope * (1 - t * t))
+
+
+def test_a_users_gradient_with_broadcasting_scalars_and_no_gradient():
+    def gradient(out_grad, inputs, output):
+        a, b, c = inputs  # out = a * b + c
+        return [out_grad * b, out_grad * a, None]  # broadcast shapes: summed down
+
+    @nd.register_op("test_autograd_fma", num_inputs=3, gradient=gradient, replace=True)
+    def fma(inputs, outputs, req):
+        a, b, c = inputs
+        outputs[0][...] = np.asarray(a) * np.asarray(b) + c
+
+    a, b = nd.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), nd.array([[2.0], [3.0]])
+    c = nd.array([1.0, 1.0, 1.0])
+    for v in (a, b, c):
+        v.attach_grad()
+    with autograd.record():
+        loss = (nd.test_autograd_fma(a, b, c) + nd.test_autograd_fma(a, 2.0, 0.5)).sum()
+    loss.backward()
+    np.testing.assert_array_equal(a.grad.asnumpy(), [[4.0, 4.0, 4.0], [5.0, 5.0, 5.0]])
+    np.testing.assert_array_equal(b.grad.asnumpy(), [[6.0], [15.0]])
+    np.testing.assert_array_equal(c.grad.asnumpy(), [0.0, 0.0, 0.0])  # None: no gradient
+    with autograd.record():  # no second order through a NumPy gradient: said so
+        y = nd.test_autograd_fma(a, b, c).sum()
+        (da,) = autograd.grad(y, [a], create_graph=True)
+        z = (da * da).sum()
+    with pytest.raises(TypeError, match="user_gradient has no gradient rule"):
+        z.backward()
+
+
+def test_a_registered_op_without_a_gradient_says_how_to_give_one():
+    @nd.register_op("test_autograd_no_gradient", kind="unary", replace=True)
+    def double(inputs, outputs, req):
+        outputs[0][...] = np.asarray(inputs[0]) * 2
+
+    x = nd.array([1.0, 2.0])
+    x.attach_grad()
+    with autograd.record():
+        y = nd.test_autograd_no_gradient(x).sum()
+    with pytest.raises(TypeError, match=r"test_autograd_no_gradient has no gradient rule.*"
+                       r"gradient=g"):
+        y.backward()
+
+
 def test_an_mlp_trained_with_backward_follows_the_hand_written_numpy_one():
     rng = np.random.default_rng(0)
     X, labels = rng.standard_normal((32, 5)), rng.integers(0, 3, 32)

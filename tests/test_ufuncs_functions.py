@@ -1,6 +1,6 @@
 """divmod, fix, nan_to_num, isclose, allclose, array_equal, the shift and divmod operators,
-NumPy's ufuncs (and their methods) on NDArrays, large arrays, and the gradients of the
-new ufuncs; differential against NumPy."""
+NumPy's ufuncs (and their methods) on NDArrays, and large arrays; differential against
+NumPy (the ufuncs' gradients: tests/test_autograd_rules.py)."""
 import operator
 
 import numpy as np
@@ -9,7 +9,6 @@ from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ndengine as nd
-from ndengine import ops
 from ndengine.ops import parallel
 from ndarray_helpers import DTYPES, INTS, python_scalars, run_xp, shapes, values
 
@@ -255,46 +254,6 @@ def test_large_arrays_split_over_the_cores(name):
         q, r = nd.divmod(nd.array(x), nd.array(y))
         np.testing.assert_array_equal(q.asnumpy(), np.floor_divide(x, y))
         np.testing.assert_array_equal(r.asnumpy(), np.remainder(x, y))
-
-
-# -------------------------------------------------------------------- gradients
-def finite_difference(op, inputs, index, eps=1e-6):
-    numeric = np.empty_like(inputs[index])
-    for i in np.ndindex(inputs[index].shape):
-        plus = [v.copy() for v in inputs]
-        minus = [v.copy() for v in inputs]
-        plus[index][i] += eps
-        minus[index][i] -= eps
-        numeric[i] = (op.apply(*plus)[0].sum() - op.apply(*minus)[0].sum()) / (2 * eps)
-    return numeric
-
-
-@pytest.mark.parametrize("name", ["log2", "log10", "exp2", "cbrt", "sinh", "cosh", "arcsinh",
-                                  "arctanh", "deg2rad", "degrees", "reciprocal", "fabs"])
-def test_unary_gradients(name):
-    op = ops.get(name)
-    x = np.array([[0.1, 0.35], [0.6, 0.85]])
-    [out] = op.apply(x)
-    [grad] = op.gradient(np.ones_like(out), [x], out)
-    np.testing.assert_allclose(grad, finite_difference(op, [x], 0), rtol=1e-4, atol=1e-6)
-    op = ops.get("arccosh")
-    x = x + 1.5
-    [out] = op.apply(x)
-    [grad] = op.gradient(np.ones_like(out), [x], out)
-    np.testing.assert_allclose(grad, finite_difference(op, [x], 0), rtol=1e-4, atol=1e-6)
-
-
-@pytest.mark.parametrize("name", ["hypot", "arctan2", "logaddexp", "logaddexp2",
-                                  "float_power", "fmax", "fmin"])
-def test_binary_gradients_with_broadcasting(name):
-    op = ops.get(name)
-    x = np.array([[0.3, 0.9, 1.7], [0.5, 1.1, 2.3]])
-    y = np.array([[1.3, 0.4, 2.2]])
-    [out] = op.apply(x, y)
-    gx, gy = op.gradient(np.ones_like(out), [x, y], out)
-    assert gy.shape == y.shape
-    np.testing.assert_allclose(gx, finite_difference(op, [x, y], 0), rtol=1e-4, atol=1e-6)
-    np.testing.assert_allclose(gy, finite_difference(op, [x, y], 1), rtol=1e-4, atol=1e-6)
 
 
 # ------------------------------------------------------------------ isposinf / isneginf

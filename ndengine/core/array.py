@@ -29,6 +29,7 @@ _SAME = object()  # view()'s default: the array's own dtype
 _fakes = {}  # (shape, strides, dtype) -> (fake array, its data address): see NDArray._fake
 _FAKES_LIMIT = 1024
 VIEW_HOOK = [None]  # tape.note_view, set by tape.py: a view made while recording is taped
+WRITE_HOOK = [None]  # tape.record_write, set by tape.py: x[key] = v while recording
 
 
 class NDArray(_RawArray):
@@ -42,11 +43,12 @@ class NDArray(_RawArray):
     __hash__ = None  # comparisons return arrays, like NumPy's
 
     # ------------------------------------------------------------ construction (internal)
-    def _view_of(self, shape, offset, strides, dtype=None):
-        """Another view of this array's chunk (on autograd's tape while recording)."""
+    def _view_of(self, shape, offset, strides, dtype=None, taped=True):
+        """Another view of this array's chunk (on autograd's tape while recording, unless
+        ``taped`` is False: a view for our own use, which no user sees)."""
         view = _array_on(self._chunk, tuple(shape), self.dtype if dtype is None else dtype,
                          offset, tuple(strides))
-        if _RECORDING[0]:
+        if taped and _RECORDING[0]:
             VIEW_HOOK[0](self, view)
         return view
 
@@ -297,11 +299,12 @@ class NDArray(_RawArray):
             _fakes[geometry] = found
         return found
 
-    def _view_like(self, fake_view, fake_base):
+    def _view_like(self, fake_view, fake_base, taped=True):
         offset = self._offset + (fake_view.__array_interface__["data"][0] - fake_base)
         if fake_view.size == 0:
             offset = 0  # NumPy's offset may point past the end of the (empty) buffer
-        return self._view_of(fake_view.shape, offset, fake_view.strides, fake_view.dtype)
+        return self._view_of(fake_view.shape, offset, fake_view.strides, fake_view.dtype,
+                             taped)
 
     def view(self, dtype=_SAME, type=None):
         """NumPy's ``ndarray.view(dtype)``: the same memory read as another dtype (no op, no
@@ -377,18 +380,18 @@ class NDArray(_RawArray):
             return self._basic_view(key)
         return invoke(ops.get("take_index"), [self], {"key": key})[0]
 
-    def _basic_view(self, key):
+    def _basic_view(self, key, taped=True):
         fake, base = self._fake()
         view = fake[key]
         if not isinstance(view, np.ndarray):  # an int for every axis: NumPy gives a
             # scalar (a copy, elsewhere in memory); the trailing ... gives the 0-d view
             view = fake[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
-        return self._view_like(view, base)
+        return self._view_like(view, base, taped)
 
     def __setitem__(self, key, value):
         key = _normalize_key(key)
         basic = _is_basic_key(key)
-        target = self._basic_view(key) if basic else None  # NumPy checks the key first
+        target = self._basic_view(key, False) if basic else None  # NumPy checks the key first
         kind = type(value)
         if kind is NDArray:
             if value._chunk.ctx is not self._chunk.ctx:
@@ -414,6 +417,8 @@ class NDArray(_RawArray):
                     # an int for every axis: NumPy sets one element, from a scalar only
                     raise ValueError("setting an array element with a sequence.")
                 value = _drop_leading_ones(value, len(target.shape))
+            if _RECORDING[0] and WRITE_HOOK[0](self, key, value):
+                return  # autograd recorded the write (as assign_index into self)
             chunk = self._chunk
             if (type(value) is NDArray and value._chunk is chunk and value.shape == target.shape
                     and value._offset == target._offset and value.dtype == target.dtype
@@ -430,6 +435,8 @@ class NDArray(_RawArray):
                     and isinstance(value, NDArray) and len(value.shape) > 1):
                 raise TypeError(f"NumPy boolean array indexing assignment requires a 0 or "
                                 f"1-dimensional input, input has {len(value.shape)} dimensions")
+            if _RECORDING[0] and WRITE_HOOK[0](self, key, value):
+                return  # autograd recorded the write
             invoke(ops.get("assign_index"), [self, value], {"key": key}, out=self)
 
     def _converted_value(self, key, value, target):

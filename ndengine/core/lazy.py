@@ -59,7 +59,9 @@ from .. import engine as _engine_mod
 from ..engine import FnProperty
 from ..ops import OpReq
 from ..ops.fusion import NotFusible, ProgramBuilder, kernel_for
+from ..ops.gpu_fusion import kernel_for as gpu_kernel_for
 from ..ops.fusion_program import FUSIBLE_OPS, TAIL_REDUCTIONS, ArraySpec, Const
+from . import gpu as _gpu
 from . import storage
 from .array import NDArray
 from .chunk import Chunk, array_on as _array_on
@@ -306,12 +308,14 @@ def _scalar_values(refs, name, params):
     return values
 
 
-def _program_for(key, nodes, leaves, out_nodes, scalars):
+def _program_for(key, nodes, leaves, out_nodes, scalars, ctx):
     """The cached kernel of a window structure, or None: when its program cannot be fused,
     and the first time a structure of small arrays is seen (one that never repeats, e.g. a
     loop over random cells, would pay a program build, ~50 us an op, per window: its ops run
     one by one instead). Arrays of ``BUILD_AT_ONCE_ELEMENTS`` or more are worth a build at
-    once."""
+    once. On a GPU the kernel is CUDA's (ops.gpu_fusion), on a fake GPU there is none."""
+    if ctx.device_type != "cpu":
+        key = (key, ctx.device_type)
     kernel = _programs.get(key, _UNSEEN)
     if kernel is not _UNSEEN and kernel is not _SEEN_ONCE:
         _program_counts["hits"] += 1
@@ -345,7 +349,8 @@ def _program_for(key, nodes, leaves, out_nodes, scalars):
                          tail.params["keepdims"])
         program = builder.build(outputs=[node_ids[i] for i in out_nodes
                                          if not nodes[i].tail], reduction=reduction)
-        kernel = kernel_for(program)
+        kernel = kernel_for(program) if ctx.device_type == "cpu" else \
+            gpu_kernel_for(program, _gpu.xp(ctx))
     except (NotFusible, TypeError, ValueError):
         _program_counts["unfusible"] += 1
         kernel = None
@@ -384,10 +389,12 @@ class _Fused:
         # INLINE_ELEMENTS runs in the pushing thread when its inputs are ready (MXNet's
         # inline execution): waking a worker costs more than the kernel at that size
         size = math.prod(nodes[0].shape)
-        self.prop = _INLINE if size < INLINE_ELEMENTS else _WORKER
+        gpu = self.ctx.device_type != "cpu"
+        self.prop = _INLINE if size < INLINE_ELEMENTS and not gpu else _WORKER
         # below FUSE_MIN_ELEMENTS the values stay in cache anyway: the ops run one by one
-        # (one engine op still, no per-op push), cheaper than a fused kernel's call
-        self.fuse = size >= FUSE_MIN_ELEMENTS
+        # (one engine op still, no per-op push), cheaper than a fused kernel's call; on a
+        # GPU one kernel launch always costs less than several
+        self.fuse = size >= FUSE_MIN_ELEMENTS or gpu
         self.name = nodes[0].name if len(nodes) == 1 else f"fused {len(nodes)} ops"
         self.origin = nodes[0].origin
         self.used = None
@@ -406,15 +413,19 @@ class _Fused:
             return  # pushed again after a Ctrl-C cut its first push short: it ran already
         self.ran = True
         try:
-            self._run()
+            if run_ctx.stream is not None:  # a GPU's window: its work goes on its stream
+                with run_ctx.stream:
+                    self._run(run_ctx.stream)
+            else:
+                self._run(None)
         finally:  # the engine may keep the op a while: its arrays need not wait for that
             self.leaves = self.outputs = self.nodes = ()
 
-    def _run(self):
+    def _run(self, stream):
         if self.fuse and not (self.engine.any_failed(self.reads)
                               or self.engine.any_failed(self.writes)):
             kernel = _program_for(self.key, self.nodes, self.leaves, self.out_nodes,
-                                  self.scalars)
+                                  self.scalars, self.ctx)
             if kernel is not None:
                 arrays = [x._data() for x in self.leaves]
                 outs = [x._data() for x in self.outputs]
@@ -425,17 +436,17 @@ class _Fused:
                 except Exception:  # noqa: BLE001 - op by op finds the op and its line
                     pass
         self.used = "op by op"
-        self._op_by_op()
+        self._op_by_op(stream)
 
-    def _op_by_op(self):
+    def _op_by_op(self, stream):
         """Each op alone, in push order, with the engine's failure rule per op."""
         engine = self.engine
         failures, scratch = [], {}
         try:
-            self._each_op(engine.any_failed(self.reads), failures, scratch)
+            self._each_op(engine.any_failed(self.reads), failures, scratch, stream)
         finally:
             for buffer in scratch.values():  # pool buffers: faulted in, as ops' outputs are
-                storage.free(buffer, self.ctx)
+                _free(buffer, self.ctx, stream)
         reported = {}
         for node, var in zip(self.out_nodes, self.writes):
             failure = failures[node]
@@ -448,7 +459,7 @@ class _Fused:
         for (_, exc, name, origin), writes in reported.values():
             engine.fail_part(writes, exc, name, origin)
 
-    def _each_op(self, check, failures, scratch):
+    def _each_op(self, check, failures, scratch, stream):
         """Run the ops in order; ``failures[i]``: None, ("var", failed var read) or
         ("raised", exc, name, origin); ``scratch``: node -> the pool buffer of its value,
         while a later op reads it (then it goes back, warm in cache, for the next op)."""
@@ -480,7 +491,7 @@ class _Fused:
                 if target is None:
                     buffer = storage.alloc(node.dtype.itemsize * math.prod(node.shape), ctx)
                     scratch[len(values)] = buffer
-                    result = np.ndarray(node.shape, node.dtype, buffer)
+                    result = _scratch_view(buffer, node, ctx)
                 else:
                     result = target._data()
                 try:
@@ -493,4 +504,16 @@ class _Fused:
             for kind, value in node.refs:
                 if kind == "n" and last_use[value] == index and value in scratch:
                     values[value] = None
-                    storage.free(scratch.pop(value), ctx)
+                    _free(scratch.pop(value), ctx, stream)
+
+
+def _scratch_view(buffer, node, ctx):
+    """A node's value array over a pool buffer (the device's array type on a GPU)."""
+    if ctx.device_type == "cpu":
+        return np.ndarray(node.shape, node.dtype, buffer)
+    return _gpu.backend(ctx).view(buffer, node.shape, node.dtype, 0, None)
+
+
+def _free(buffer, ctx, stream):
+    """Give a scratch buffer back, fenced by an event of this op's stream on a GPU."""
+    storage.free(buffer, ctx, None if stream is None else stream.record())

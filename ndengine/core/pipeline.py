@@ -358,7 +358,7 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
                             out is None)
             return outputs
         prop = _ASYNC
-    elif (cast_into is None and device == "cpu" and _lazy.ENABLED and engine.bulk_size > 1
+    elif (cast_into is None and _lazy.ENABLED and engine.bulk_size > 1
           and not extra_writes and not overwrites and _lazy.fusible(op, params)
           and _lazy.record(engine, ctx, op, plan, key, inputs, params, outputs[0],
                            out is None)):

@@ -9,7 +9,10 @@ tracked array (``x[1:]``, ``x.T``, ``x.reshape(...)``) is an entry too (``note_v
 ``backward`` walks the entries in reverse, calls each op's rule (``ops.gradient_rules``)
 with the output's gradient, reduces each input's gradient to its shape (broadcasting), sums
 the gradients an array receives, and writes the variables' ``grad`` (``grad_req`` "write"
-or "add"). It pushes with recording paused, unless ``create_graph`` (higher order).
+or "add"; a "write" variable the heads reach only through results without a gradient, such
+as comparisons, gets zeros, as in MXNet). It pushes with recording paused, unless
+``create_graph`` (higher order). An op's rule: ``ops.gradient_rules.rule_of(op)`` (a
+registered op's NumPy ``gradient``, else ``RULES``).
 
 State, field by field:
     RECORDING   [number of threads recording now]: invoke's one check, read without a lock.
@@ -23,7 +26,9 @@ Invariant: an entry's inputs and outputs stay alive while it is on the tape (a b
 does not retain the graph takes the tape and lets each entry, and its outputs' gradients, go
 once the entry's gradient ran); an in-place
 write (``out=``) into a tracked array while recording raises (the value a backward needs
-would be gone), as MXNet's does.
+would be gone), as MXNet's does. ``x[key] = v`` is the exception (``record_write``): taped as
+``assign_index`` into ``x`` whatever the key, so later reads of ``x`` reach ``v``; when ``x``
+is tracked, the entries that read its earlier value read a copy of it from then on.
 """
 import threading
 import weakref
@@ -31,13 +36,14 @@ import weakref
 import numpy as np
 
 from .. import ops
-from ..ops.gradient_rules import RULES
+from ..ops.gradient_rules import RULES, rule_of
 from . import array as _array
 from .array import NDArray
 from .chunk import RECORDING, array_on
 
 __all__ = ["RECORDING", "set_recording", "is_recording", "is_training", "invoke_recorded",
-           "note_view", "attach_grad", "grad_of", "backward", "detach", "record_custom"]
+           "note_view", "record_write", "is_tracked", "attach_grad", "grad_of", "backward",
+           "detach", "record_custom"]
 
 _count_lock = threading.Lock()
 _variables = {}
@@ -54,6 +60,7 @@ class _State(threading.local):
 
 _state = _State()
 _array.VIEW_HOOK[0] = lambda base, view: note_view(base, view)
+_array.WRITE_HOOK[0] = lambda target, key, value: record_write(target, key, value)
 
 
 class _Variable:
@@ -98,6 +105,12 @@ def _tracked(x):
     return type(x) is NDArray and (id(x) in _state.tracked or id(x) in _variables)
 
 
+def is_tracked(x):
+    """Whether this thread records and ``x`` is on its tape (a variable, or what ops made
+    from one): what reads ``x`` should be an op, or the gradient is lost."""
+    return _state.recording and _tracked(x)
+
+
 def invoke_recorded(op, inputs, params, out, ctx, ctx_check, extra_writes, overwrites):
     """``invoke`` while this thread records: run the op (recording paused inside), then
     append it to the tape if it reads a tracked array."""
@@ -114,7 +127,7 @@ def invoke_recorded(op, inputs, params, out, ctx, ctx_check, extra_writes, overw
     finally:
         state.recording = True
     if any(_tracked(x) for x in inputs):
-        _append(op.name, RULES.get(op.name), list(inputs), list(outputs), params or {})
+        _append(op.name, rule_of(op), list(inputs), list(outputs), params or {})
     return outputs
 
 
@@ -125,11 +138,72 @@ def note_view(base, view):
         _append("view", rule, [base], [view], {})
 
 
+def record_write(target, key, value):
+    """``target[key] = value`` (core/array.py's ``__setitem__``, any key) while recording:
+    False when neither is tracked (the caller writes as usual); otherwise the write is
+    pushed here as ``assign_index`` into ``target`` and taped, so what later reads
+    ``target`` reaches ``value``'s gradient. A tracked ``target`` (what ops made while
+    recording) keeps its earlier value for the entries that read it: that moves to a copy,
+    which those entries read from now, and the overwritten region takes no gradient. A
+    variable, or an array other tracked arrays view, cannot be written (as MXNet: the
+    value a backward needs would be gone)."""
+    state = _state
+    if not state.recording or not (_tracked(target) or _tracked(value)):
+        return False
+    source = _moved_aside(target) if _tracked(target) else target
+    inputs, params = [source, value], {"key": key}
+    state.recording = False  # the op's own views are not entries
+    try:
+        outputs = INVOKE[0](ops.get("assign_index"), inputs, params, target)
+    finally:
+        state.recording = True
+    _append("assign_index", RULES["assign_index"], inputs, list(outputs), params)
+    return True
+
+
+def _moved_aside(x):
+    """What the entries that read or made the tracked ``x`` read from now that ``x`` is to
+    be overwritten: ``x`` itself when they are all writes by index (whose gradients read no
+    values: a chain of ``x[i] = ...`` copies nothing), else a copy of ``x`` that takes its
+    place on the tape."""
+    state = _state
+    if id(x) in _variables or any(other is not x and other._chunk is x._chunk
+                                  for other in state.tracked.values()):
+        raise RuntimeError("setitem: an in-place write into an array recorded for backward "
+                           "that is a variable, or that views of it made while recording "
+                           "share (the value a backward needs would be gone); write into a "
+                           "copy (y = x.copy(); y[key] = v), or pause recording "
+                           "(autograd.pause())")
+    users = [entry for entry in state.entries
+             if any(a is x for a in entry.inputs) or any(a is x for a in entry.outputs)]
+    for entry in users:
+        if entry.rule is _custom_rule:
+            raise RuntimeError("setitem: an in-place write into an array an autograd."
+                               f"Function ({entry.name}) read or made while recording (it "
+                               "may have saved it for backward); write into a copy")
+    if all(entry.name == "assign_index" for entry in users):
+        return x
+    state.recording = False
+    try:
+        old = F("copy", x)
+    finally:
+        state.recording = True
+    for entry in users:
+        entry.inputs = [old if a is x else a for a in entry.inputs]
+        entry.outputs = [old if a is x else a for a in entry.outputs]
+    del state.tracked[id(x)]
+    state.tracked[id(old)] = old
+    return old
+
+
 def record_custom(name, rule, inputs, outputs):
     """An ``autograd.Function``'s call: ``rule(grads)`` gives its inputs' gradients."""
     if _state.recording and any(_tracked(x) for x in inputs):
-        _append(name, lambda f, grads, inputs, outputs, params: rule(grads), list(inputs),
-                list(outputs), {})
+        _append(name, _custom_rule, list(inputs), list(outputs), {"rule": rule})
+
+
+def _custom_rule(f, grads, inputs, outputs, params):
+    return params["rule"](grads)
 
 
 def _append(name, rule, inputs, outputs, params):
@@ -228,6 +302,7 @@ def backward(heads, head_grads, variables=None, retain_graph=False, create_graph
     was = set_recording(create_graph, state.training)
     try:
         wanted = set(_variables) if variables is None else {id(x) for x in variables}
+        reached = set()  # variables an entry the heads depend on reads (MXNet's graph)
         entries = list(state.entries) if retain_graph else state.entries
         if not retain_graph:  # each entry is let go once its gradient ran (memory)
             state.entries, state.tracked = [], {}
@@ -242,17 +317,23 @@ def backward(heads, head_grads, variables=None, retain_graph=False, create_graph
                 continue
             if entry.rule is None:
                 raise TypeError(f"{entry.name} has no gradient rule (ndengine.ops."
-                                "gradient_rules): backward cannot pass through it")
+                                "gradient_rules; an op of your own takes a NumPy gradient: "
+                                "register_op(..., gradient=g) or op.set_gradient(g)): "
+                                "backward cannot pass through it")
             out_grads = [g if g is not None else F.zeros(x.shape, x.dtype, x)
                          for g, x in zip(out_grads, entry.outputs)]
             in_grads = entry.rule(F, out_grads, entry.inputs, entry.outputs, entry.params)
             for x, g in zip(entry.inputs, in_grads):
                 if g is not None and type(x) is NDArray:
                     _accumulate(grads, x, F.sum_to(g, x.shape))
+                elif type(x) is NDArray and id(x) in _variables:
+                    reached.add(id(x))
         results = None
         if variables is None:
             for key, variable in list(_variables.items()):
                 g = grads.get(key)
+                if g is None and key in reached and variable.req == "write":
+                    variable.grad[...] = 0  # reached only through constants: a zero gradient
                 if g is None or variable.req == "null":
                     continue
                 if variable.req == "add":

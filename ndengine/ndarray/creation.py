@@ -14,6 +14,7 @@ from ..ops.creation import scalar_param
 from ..ops.dtypes import check_scalar_fits
 from ..ops.shapes import check_shape as _shape
 from ..core import NDArray, from_numpy as _from_numpy, invoke, new_array as _new_array
+from ..core import tape as _tape
 
 __all__ = ["array", "asarray", "ascontiguousarray", "copy", "zeros", "ones", "full", "empty",
            "arange", "linspace", "eye", "identity", "zeros_like", "ones_like", "full_like",
@@ -29,8 +30,14 @@ _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 def _frozen(value):
     """An op parameter as the op will read it when it runs: NumPy arrays and lists are copied
-    now, so a caller who changes them after the call does not change the queued op."""
+    now, so a caller who changes them after the call does not change the queued op. An
+    NDArray autograd tracks is refused: read as a value here, its gradient would be lost."""
     if isinstance(value, NDArray):
+        if _tape.is_tracked(value):
+            raise TypeError("an NDArray recorded for autograd given as a creation parameter "
+                            "(full's fill_value, arange's bounds) is read as a constant and "
+                            "takes no gradient: pass value.detach() for a constant, or build "
+                            "it from ops (value * nd.ones(shape), value + nd.arange(n))")
         return value.asnumpy()
     if isinstance(value, (np.ndarray, list, tuple)):
         return np.array(value)
@@ -273,7 +280,12 @@ def arange(start, stop=None, step=None, dtype=None, *, ctx=None):
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
              ctx=None):
     """numpy.linspace. NumPy computes a few samples at the call (all of them when there are
-    few), so its errors and its result dtype (float32 bounds give float32) hold."""
+    few), so its errors and its result dtype (float32 bounds give float32) hold. Bounds
+    autograd tracks (under ``autograd.record()``) give a result computed by ops, which the
+    tape records."""
+    if _tape.is_tracked(start) or _tape.is_tracked(stop):
+        return _linspace_recorded(start, stop, operator.index(num), endpoint, retstep, dtype,
+                                  axis)
     start, stop = _frozen(start), _frozen(stop)
     count = operator.index(num)  # NumPy's TypeError for a float num
     if count <= _PROBE_MAX or count > _INTP_MAX:
@@ -297,6 +309,34 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     # numpy.linspace's own step, computed the way it computes it
     delta = np.subtract(stop, start, dtype=np.result_type(start, stop, float(count)))
     return result, delta / (count - 1 if endpoint else count)
+
+
+def _linspace_recorded(start, stop, count, endpoint, retstep, dtype, axis):
+    """numpy.linspace's formula (start + k * step, the last sample stop when ``endpoint``)
+    as ops, for bounds autograd tracks: the gradient reaches them."""
+    values = [v.asnumpy() if isinstance(v, NDArray) else v for v in (start, stop)]
+    probe = np.linspace(*values, min(count, 3), endpoint=endpoint, dtype=dtype, axis=axis)
+    inexact = np.result_type(*values, float(count))  # what NumPy computes in
+    ctx = next(v.context for v in (start, stop) if isinstance(v, NDArray))
+    lo, hi = (v if isinstance(v, NDArray) else array(v, dtype=inexact, ctx=ctx)
+              for v in (start, stop))
+    div = count - 1 if endpoint else count
+    delta = hi - lo
+    steps = arange(count, dtype=inexact, ctx=ctx).reshape(
+        (-1,) + (1,) * delta.ndim)
+    step = delta / div if div > 0 else delta * math.nan
+    y = (steps * step if div > 0 else steps * delta) + lo
+    if endpoint and count > 1:
+        y = invoke(ops.get("where"), [steps == count - 1, hi, y])[0]
+    if probe.ndim > 1 and axis not in (0, -probe.ndim):  # samples along ``axis``
+        order = list(range(1, probe.ndim))
+        order.insert(axis % probe.ndim, 0)
+        y = y.transpose(*order)
+    if probe.dtype.kind in "iu":
+        y = invoke(ops.get("floor"), [y])[0]
+    if y.dtype != probe.dtype:
+        y = y.astype(probe.dtype)
+    return (y, step) if retstep else y
 
 
 def eye(N, M=None, k=0, dtype=np.float64, order="C", *, ctx=None):

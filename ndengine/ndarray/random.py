@@ -51,6 +51,8 @@ from ..engine import Context, current_context as _current_context
 from ..ops.shapes import check_shape as _check_shape
 from .creation import empty as _empty
 from ..core import NDArray, invoke as _invoke
+from ..core.gpu import xp as _device_module
+from ..ops.gpu_random import make_generator as _make_generator
 
 __all__ = ["seed", "uniform", "normal", "randint", "rand", "randn", "random_sample", "random",
            "choice", "permutation", "shuffle", "default_rng", "Generator"]
@@ -75,9 +77,12 @@ _seed = [None]  # the last nd.random.seed(), applied to devices first used later
 
 
 def _new_generator(seed_value, ctx):
-    """A device's Generator; seed_value None draws fresh entropy, as numpy.random.default_rng()."""
+    """A device's Generator; seed_value None draws fresh entropy, as numpy.random.default_rng().
+    A GPU's is its own array module's (CuPy's on a real GPU: the draws run there)."""
     entropy = None if seed_value is None else [seed_value, ctx.device_id,
                                                ctx.device_type == "gpu"]
+    if ctx.device_type == "gpu":
+        return _make_generator(_device_module(ctx), entropy)
     return np.random.Generator(np.random.PCG64(entropy))
 
 
@@ -355,6 +360,8 @@ def __getattr__(name):
 
 
 def _copy_generator(generator):
+    if not isinstance(generator, np.random.Generator):
+        return generator  # a GPU's: CUDA is not usable in a forked child anyway
     bit_generator = type(generator.bit_generator)()
     bit_generator.state = generator.bit_generator.state
     return np.random.Generator(bit_generator)

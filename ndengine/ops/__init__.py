@@ -35,6 +35,10 @@ statistics.register_all()
 sorting.register_all()
 from . import fft  # noqa: E402  (numpy.fft's transforms as ops)
 fft.register_all()
+from . import user_gradient  # noqa: E402  (autograd's op for users' NumPy gradients)
+user_gradient.register_all()
+from . import gpu_kernels  # noqa: E402  (every op's gpu kernel, from the tables above: last)
+gpu_kernels.register_all()
 
 __all__ = ["OpReq", "Operator", "register", "get", "names", "SUPPORTED_DTYPES",
            "EXTENDED_DTYPES", "check_dtype", "result_type", "Plan"]

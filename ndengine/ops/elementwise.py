@@ -162,7 +162,6 @@ class ElementwiseSpec:
     name: str
     scalar: Callable | None           # Numba scalar function; None: NumPy's loop only
     ufunc: np.ufunc                   # whose dtype resolution we copy
-    gradient: Callable | None = None
     doc: str = ""
     wrap_scalars = False              # True: out-of-range Python ints wrap instead of raising
 
@@ -306,7 +305,7 @@ class ElementwiseSpec:
         arity = self.arity
         op = Operator(self.name, num_inputs=arity, num_outputs=self.ufunc.nout, kind=kind,
                       infer=self.infer,
-                      inplace=tuple((i, 0) for i in range(arity)), gradient=self.gradient,
+                      inplace=tuple((i, 0) for i in range(arity)),
                       doc=self.doc, planner=self.plan, scalars_by_type=True,
                       value_params=self.value_params, extended_dtypes=self.computes_extended)
         _SPECS[self.name] = self

@@ -73,14 +73,6 @@ def _linalg_kernel(numpy_fn, blas_needs_contiguous_out):
     return kernel
 
 
-def _matmul_gradient(out_grad, inputs, output, **params):
-    a, b = (np.asarray(v) for v in inputs)
-    g = np.asarray(out_grad)
-    if a.ndim == 2 and b.ndim == 2:
-        return [g @ b.T, a.T @ g]
-    return [None, None]  # batched / 1-d cases are left to the autograd layer
-
-
 # vdot, inner, outer, tensordot, einsum, kron ----------------------------------
 
 def _size(shape):
@@ -171,10 +163,10 @@ def kron_shapes(a, b):
 
 def register_all() -> None:
     add_operator(numpy_backed("dot", num_inputs=2, kind="other", infer=infer_dot,
-                          gradient=_matmul_gradient, doc="numpy.dot")
+                          doc="numpy.dot")
                  .set_kernel("cpu", _linalg_kernel(np.dot, True)))
     add_operator(numpy_backed("matmul", num_inputs=2, kind="other", infer=infer_matmul,
-                          gradient=_matmul_gradient, doc="numpy.matmul")
+                          doc="numpy.matmul")
                  .set_kernel("cpu", _linalg_kernel(np.matmul, False)))
     products = {"vdot": (np.vdot, vdot_shapes, None), "inner": (np.inner, inner_shapes, None),
                 "outer": (np.outer, outer_shapes, None),

@@ -146,7 +146,7 @@ def split_kernel(inputs, outputs, req, *, indices_or_sections, axis=0):
 def register_all() -> None:
     add_operator(numpy_backed("copy", num_inputs=1, kind="other", infer=infer_copy,
                           planner=plan_copy, scalars_by_type=True,
-                          inplace=((0, 0),), gradient=None,
+                          inplace=((0, 0),),
                           doc="out[...] = x with broadcasting and casting "
                               "(copy, astype, broadcast_to)"))
     add_operator(numpy_backed("concatenate", num_inputs=None, kind="other", infer=infer_concatenate,

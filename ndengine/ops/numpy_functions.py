@@ -30,10 +30,11 @@ from .outputs import detach_overlapping, write_with_req
 from .registry import OpReq, add_operator, numpy_backed
 from .shapes import reduced_shape, shape_of
 
-__all__ = ["NumpyFunction", "stand_ins", "quiet", "reduce_shapes", "arg_reduce_shapes",
+__all__ = ["NumpyFunction", "FUNCTIONS", "stand_ins", "quiet", "reduce_shapes", "arg_reduce_shapes",
            "same_shapes", "flat_or_same_shapes"]
 
 STAND_IN_LIMIT = 4096  # elements per stand-in; beyond it lengths above one all become 2
+FUNCTIONS: dict = {}  # op name -> its registered NumpyFunction (the gpu kernels read the rows)
 
 
 @contextlib.contextmanager
@@ -205,6 +206,7 @@ class NumpyFunction:
         op = numpy_backed(self.name, num_inputs=None, num_outputs=self.num_outputs, kind=kind,
                       infer=self.infer, doc=self.doc)
         op.set_kernel("cpu", self.kernel)
+        FUNCTIONS[self.name] = self
         return add_operator(op)
 
 

@@ -15,6 +15,7 @@ param ``keyword_inputs`` names them, in order, after the positional inputs.
 """
 from __future__ import annotations
 
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -23,8 +24,17 @@ from .outputs import detach_overlapping, write_with_req
 from .registry import OpReq, add_operator, numpy_backed
 from .shapes import shape_of
 
-__all__ = ["numpy_operator", "split_inputs", "stand_in", "tiny", "probe_results",
+__all__ = ["numpy_operator", "NUMPY_OPERATORS", "NumpyOperatorRow", "split_inputs", "stand_in", "tiny", "probe_results",
            "COMPLEX_BY_VALUE"]
+
+class NumpyOperatorRow(NamedTuple):
+    """One registered ``numpy_operator``: what its kernel runs (the gpu kernels read it)."""
+    function: Callable
+    call: Callable
+    hint: str
+
+
+NUMPY_OPERATORS: dict = {}  # op name -> NumpyOperatorRow
 
 COMPLEX_BY_VALUE = ("NumPy decides from the values whether it is complex, which an "
                     "asynchronous op cannot; pass a complex array, or compute it with NumPy "
@@ -132,4 +142,7 @@ def numpy_operator(name, function, shapes, *, dtypes="same", fill=0, call=plain_
     op = numpy_backed(name, num_inputs=num_inputs, num_outputs=count, kind="other",
                       infer=infer, doc=doc or f"{name}: NumPy's own function, pushed")
     op.set_kernel("cpu", kernel)
-    return add_operator(op) if register else op
+    if not register:
+        return op
+    NUMPY_OPERATORS[name] = NumpyOperatorRow(function, call, hint)
+    return add_operator(op)

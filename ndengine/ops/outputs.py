@@ -5,6 +5,11 @@ NumPy semantics are "as if every input were read before anything is written",
 so an input that overlaps an output in any way other than being the very same
 view is copied first.  The very same view is safe for element-wise loops
 (``a += a`` reads element i just before writing element i).
+
+The helpers take the array module ``xp`` of the arrays they handle (``numpy``, the
+default, or ``cupy``: see ``gpu_kernels.array_module``), so the CPU kernels and the gpu
+kernels share them: ``xp.may_share_memory``, ``xp.copy``, ``xp.empty`` and ``xp.add``
+exist in both.
 """
 from __future__ import annotations
 
@@ -15,26 +20,38 @@ import numpy as np
 from .registry import OpReq
 
 
-def same_view(a: np.ndarray, b: np.ndarray) -> bool:
-    return (a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+def data_address(a) -> int:
+    """The address of ``a``'s first element: NumPy's ``__array_interface__``, CuPy's
+    ``a.data.ptr`` (a device pointer)."""
+    if isinstance(a, np.ndarray):
+        return a.__array_interface__["data"][0]
+    return a.data.ptr
+
+
+def same_view(a, b) -> bool:
+    """Whether ``a`` and ``b`` are the very same view (address, shape, strides, dtype)."""
+    return (data_address(a) == data_address(b)
             and a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype)
 
 
-def detach_overlapping(inputs, outputs, *, allow_same_view=True, copy=np.copy) -> list:
+def detach_overlapping(inputs, outputs, *, allow_same_view=True, copy=None, xp=np) -> list:
     """Copy every array input that overlaps an output (unless it is that output's exact view);
-    ``copy(array)`` makes each copy."""
+    ``copy(array)`` makes each copy (default ``xp.copy``)."""
+    if copy is None:
+        copy = xp.copy
+    array_type, may_share_memory = xp.ndarray, xp.may_share_memory
     detached = []
     for value in inputs:
-        if isinstance(value, np.ndarray):
+        if isinstance(value, array_type):
             for out in outputs:
-                if np.may_share_memory(value, out) and not (allow_same_view and same_view(value, out)):
+                if may_share_memory(value, out) and not (allow_same_view and same_view(value, out)):
                     value = copy(value)
                     break
         detached.append(value)
     return detached
 
 
-def write_with_req(out: np.ndarray, req: OpReq, compute: Callable[[np.ndarray], None]) -> None:
+def write_with_req(out, req: OpReq, compute: Callable, xp=np) -> None:
     """Run ``compute(target)`` so that ``out`` ends up written as ``req`` asks."""
     req = OpReq(req)
     if req is OpReq.NULL:
@@ -42,9 +59,9 @@ def write_with_req(out: np.ndarray, req: OpReq, compute: Callable[[np.ndarray], 
     if req is OpReq.ADD_TO:
         # Accumulate through a temporary: the result must be complete before
         # it is added, and inputs may alias ``out``.
-        result = np.empty(out.shape, out.dtype)
+        result = xp.empty(out.shape, out.dtype)
         compute(result)
-        np.add(out, result, out=out)
+        xp.add(out, result, out=out)
         return
     compute(out)
 

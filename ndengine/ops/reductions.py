@@ -181,23 +181,9 @@ class Reduction:
 
         write_with_req(out, req, compute)
 
-    def gradient(self, out_grad, inputs, output, axis=None, keepdims=False, ddof=0,
-                 dtype=None, out_dtype=None):
-        """sum and mean only: spread the output gradient back over the reduced axes."""
-        x = np.asarray(inputs[0])
-        axes = self.axes(x, axis)
-        g = np.asarray(out_grad)
-        if not keepdims:
-            g = np.expand_dims(g, axes) if axes else g
-        g = np.broadcast_to(g, x.shape)
-        if self.name == "mean":
-            g = g / max(1, math.prod(x.shape[a] for a in axes))
-        return [np.array(g)]
-
     def register(self):
         op = numpy_backed(self.name, num_inputs=1, kind="reduce", infer=self.infer,
                       planner=self.plan,
-                      gradient=self.gradient if self.name in ("sum", "mean") else None,
                       doc=f"numpy.{self.numpy_fn.__name__} over axis (None, int or tuple), "
                           f"keepdims" + (", ddof" if self.name in ("std", "var") else "") +
                           ("" if self.name in _ARG_REDUCTIONS else ", dtype"))

@@ -32,6 +32,12 @@ class Operator:
     and complex arrays (``dtypes.EXTENDED_DTYPES``); any other op refuses them at its plan.
     ``value_params``: params keyed by type when they are scalars (read per call);
     ``unkeyed_params``: params that change no decision.
+
+    Devices other than "cpu" (see ``ops.gpu_kernels``): a kernel installed with
+    ``set_device_planner(device, planner)`` reuses the CPU inference exactly: the plan for
+    ``device`` is ``Plan(cpu_plan.outputs, planner(op, inputs, params, cpu_plan),
+    cpu_plan.check)``, so the outputs, dtypes and errors at the call are the CPU's.  A kernel
+    given with ``set_kernel(device, fn)`` (a user's) replaces it and takes the general path.
     """
 
     def __init__(self, name: str, *, num_inputs=1, num_outputs=1, kind="other",
@@ -58,6 +64,8 @@ class Operator:
         self.extended_dtypes = extended_dtypes
         self.plans: dict = {}  # cpu: signature -> Plan (read directly by the NDArray layer)
         self._device_plans: dict = {}
+        self._device_planners: dict = {}  # device -> planner of the tables' kernel
+        self._device_kernels: dict = {}   # device -> the kernel standing for that planner
         if planner is not None:
             self.kernels["cpu"] = self._planned_kernel = self._make_planned_kernel()
 
@@ -102,6 +110,11 @@ class Operator:
         kernel = self.kernels.get(device)
         if kernel is None:
             raise NotImplementedError(f"{self.name} has no {device} kernel yet")
+        if device != "cpu" and kernel is self._device_kernels.get(device):
+            cpu_plan = self.plan(inputs, params, target=target, aliases=aliases, req=req,
+                                 device="cpu")
+            run = self._device_planners[device](self, inputs, params, cpu_plan)
+            return Plan(cpu_plan.outputs, run, cpu_plan.check)
         if self.planner is not None and kernel is self._planned_kernel:
             self._check_inputs(inputs)
             plan = self.planner(self, inputs, params, target, aliases, req)
@@ -172,16 +185,46 @@ class Operator:
         self._forget_plans()  # plans hold the kernel they run
         return self
 
+    def set_device_planner(self, device: str, planner: Callable) -> "Operator":
+        """Install ``device``'s kernel as a planner over the CPU plan (see the class doc):
+        ``planner(op, inputs, params, cpu_plan)`` returns the run for that signature.
+        ``kernels[device]`` becomes a kernel that plans and runs (eager use); a later
+        ``set_kernel(device, fn)`` overrides it."""
+        if device == "cpu" or device not in DEVICES:
+            raise ValueError(f"device must be one of {DEVICES[1:]}, got {device!r}")
+        kernel = self._make_device_kernel(device)
+        self.kernels[device] = kernel
+        self._device_planners[device] = planner
+        self._device_kernels[device] = kernel
+        self._forget_plans()
+        return self
+
+    def _make_device_kernel(self, device):
+        def kernel(inputs, outputs, req, **params):
+            """Plan this call for the device (the CPU's inference) and run it."""
+            plan = self.plan(inputs, params, req=req[0] if len(req) == 1 else None,
+                             device=device)
+            if plan.check is not None:
+                plan.check(inputs, params)
+            plan.run(inputs, outputs, req, params)
+        return kernel
+
     def set_gradient(self, gradient: Callable) -> "Operator":
         self.gradient = gradient
         return self
 
-    def apply(self, *inputs, device="cpu", **params) -> list[np.ndarray]:
-        """Plan, allocate NumPy outputs and run now (for tests and eager use)."""
+    def apply(self, *inputs, device="cpu", **params) -> list:
+        """Plan, allocate the outputs and run now (for tests and eager use).  The outputs are
+        NumPy arrays on the CPU; on another device, arrays of the inputs' array module
+        (``gpu_kernels.array_module``: CuPy's for CuPy inputs, else NumPy's)."""
         plan = self.plan(inputs, params, device=device)
         if plan.check is not None:
             plan.check(inputs, params)
-        outputs = [np.empty(shape, dtype) for shape, dtype in plan.outputs]
+        xp = np
+        if device != "cpu":
+            from .gpu_kernels import inputs_module
+            xp = inputs_module(inputs)
+        outputs = [xp.empty(shape, dtype) for shape, dtype in plan.outputs]
         plan.run(list(inputs), outputs, [OpReq.WRITE_TO] * len(outputs), params)
         return outputs
 
