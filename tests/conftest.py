@@ -48,6 +48,16 @@ elif TEST_CONTEXT != "cpu":
     raise ValueError(f"NDENGINE_TEST_CONTEXT must be cpu or gpu, got {TEST_CONTEXT!r}")
 
 
+def pytest_collection_modifyitems(config, items):
+    """On a GPU run, the tests of CPU-only behaviour (marked ``cpu_only``) are skipped."""
+    if TEST_CONTEXT == "cpu":
+        return
+    skip = pytest.mark.skip(reason="CPU-only behaviour (NDENGINE_TEST_CONTEXT=gpu)")
+    for item in items:
+        if item.get_closest_marker("cpu_only"):
+            item.add_marker(skip)
+
+
 @pytest.fixture(params=ENGINE_KINDS)
 def nd_engine(request):
     """A fresh engine of each kind as the process-wide engine for the test; afterwards every

@@ -184,6 +184,7 @@ def test_a_function_written_against_the_namespace_takes_ndarrays():
     _assert_same(standardize(values), result.asnumpy())
 
 
+@pytest.mark.cpu_only
 def test_array_members():
     x = nd.array(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
     assert x.__array_namespace__() is ndx

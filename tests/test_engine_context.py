@@ -75,6 +75,7 @@ def test_bad_device_id_rejected_even_after_an_equal_valid_context_exists():
         gpu(False)
 
 
+@pytest.mark.cpu_only
 def test_with_context_sets_current_context_per_thread():
     assert current_context() is cpu(0)
     seen_in_other = []
@@ -105,6 +106,7 @@ def test_with_context_sets_current_context_per_thread():
     assert seen_in_other == [cpu(0), cpu(0), gpu(2), cpu(0)]
 
 
+@pytest.mark.cpu_only
 def test_with_context_restores_on_exception():
     with pytest.raises(KeyError):
         with cpu(3):

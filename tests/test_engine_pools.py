@@ -284,12 +284,15 @@ def test_failing_stream_factory_raises_at_push_and_leaves_nothing_pending(engine
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_default_stream_factory_without_cupy_raises_clearly(engines, kind):
+def test_default_stream_factory_without_cupy_raises_clearly(engines, kind, monkeypatch):
     try:
         import cupy  # noqa: F401 - only its absence matters here
         pytest.skip("CuPy is installed")
     except ImportError:
         pass
+    from ndengine.engine import devices
+    monkeypatch.setattr(devices, "_fake_gpus", [0])  # real GPUs, as without NDENGINE_FAKE_GPUS
+    monkeypatch.setattr(devices, "_checked", set())
     eng = engines(kind)
     v = eng.new_variable()
     with pytest.raises(RuntimeError, match="CuPy"):

@@ -130,6 +130,7 @@ def test_matmul_and_linalg(data):
     run_xp(lambda xp, h: xp.linalg.eigvalsh(xp.array(h)), hermitian, tol="close")
 
 
+@pytest.mark.cpu_only
 def test_printing_and_scalars():
     values = np.array([1 + 2j, -0.5j], dtype=np.complex64)
     z = nd.array(values)

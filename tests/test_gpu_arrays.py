@@ -155,3 +155,57 @@ def test_dlpack_shares_a_gpu_arrays_memory(gpus):
         assert (kind, device_id) == (2, 0)
         shared = cupy.from_dlpack(x).get()
     np.testing.assert_array_equal(shared, host_values())
+
+
+def test_a_zero_d_gpu_array_and_its_scalar(gpus):
+    x = nd.array(np.float32(2.5), ctx=nd.gpu(0))
+    assert x.shape == () and x.asnumpy() == np.float32(2.5) and float(x) == 2.5
+    assert (x * 2).item() == 5.0
+
+
+def test_save_and_load_gpu_arrays_through_the_host(gpus, tmp_path):
+    values = host_values(1000)
+    x = nd.array(values, ctx=nd.gpu(0))
+    path = str(tmp_path / "arrays")
+    nd.save(path, {"x": x})
+    loaded = nd.load(path, ctx=nd.gpu(0))
+    assert loaded["x"].context == nd.gpu(0)
+    np.testing.assert_array_equal(loaded["x"].asnumpy(), values)
+
+
+def test_random_draws_on_a_gpu_come_from_its_own_seeded_generator(gpus):
+    nd.random.seed(7)
+    first = nd.random.uniform(size=(1000,), ctx=nd.gpu(0)).asnumpy()
+    nd.random.seed(7)
+    again = nd.random.uniform(size=(1000,), ctx=nd.gpu(0)).asnumpy()
+    np.testing.assert_array_equal(first, again)  # seeded: the same numbers
+    assert 0 <= first.min() and first.max() < 1 and 0.4 < first.mean() < 0.6
+    normal = nd.random.normal(2.0, 3.0, size=(20000,), ctx=nd.gpu(0)).asnumpy()
+    assert abs(normal.mean() - 2) < 0.1 and abs(normal.std() - 3) < 0.1
+
+
+def test_a_numpy_generator_gives_numpys_numbers_on_a_gpu(gpus):
+    rng = nd.random.default_rng(5)
+    with nd.gpu(0):
+        drawn = rng.normal(size=(50,))
+    np.testing.assert_array_equal(np.asarray(drawn.asnumpy()),
+                                  np.random.default_rng(5).normal(size=(50,)))
+
+
+def test_element_wise_windows_on_a_gpu_give_numpys_values(gpus):
+    """A chain of element-wise ops and a tail reduction: one window, one op on the GPU
+    (one CUDA kernel on a real GPU, the ops one by one on a fake one)."""
+    values = host_values(1 << 18)
+    x = nd.array(values, ctx=nd.gpu(0))
+    y = x
+    for _ in range(3):
+        y = nd.exp(nd.sin(y) * 0.5 + 0.1)
+    total = (y * y).sum()
+    want = values
+    for _ in range(3):
+        want = np.exp(np.sin(want) * np.float32(0.5) + np.float32(0.1))
+    np.testing.assert_allclose(y.asnumpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(total.item(), (want * want).sum(), rtol=1e-5)
+    mask = (x > 0.5) & (x < 0.75)
+    np.testing.assert_array_equal(nd.where(mask, x, -x).asnumpy(),
+                                  np.where((values > 0.5) & (values < 0.75), values, -values))

@@ -18,7 +18,7 @@ from ndengine.core import lazy, segment, storage
 from ndengine.engine.errors import NOTE_PREFIX
 from ndarray_helpers import drain_errors
 
-pytestmark = pytest.mark.usefixtures("nd_engine")
+pytestmark = [pytest.mark.usefixtures("nd_engine"), pytest.mark.cpu_only]  # CPU fusion internals (GPU windows: test_gpu_arrays.py)
 
 N = 1 << 14  # float64: 128 KiB, a large array (not a SmallChunk)
 

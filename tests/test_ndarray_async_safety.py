@@ -220,9 +220,11 @@ def test_pickle_and_copies_of_pending_arrays():
         y = x * 2  # pending
         restored = pickle.loads(pickle.dumps(y))
     deep, shallow = copy.deepcopy(y), copy.copy(y)
+    assert deep.context == shallow.context == y.context  # copies stay on the device
     y += 1  # the copies have storage of their own
+    assert restored.context == nd.cpu(0)  # unpickled on the host
     for c in (restored, deep, shallow):
-        assert type(c) is nd.NDArray and c.context == nd.cpu(0)
+        assert type(c) is nd.NDArray and c.context in (nd.cpu(0), x.context)
         assert c._chunk is not y._chunk
         assert_same(base * 2, c.asnumpy())
     del x, y, restored, deep, shallow, c

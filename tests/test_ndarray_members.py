@@ -136,6 +136,7 @@ def test_like_functions():
     assert nd.ones_like(nd.zeros(2, ctx=nd.cpu(2))).context == nd.cpu(2)
 
 
+@pytest.mark.cpu_only
 def test_default_context():
     assert nd.current_context() == nd.cpu(0)
     assert nd.zeros(2).context == nd.cpu(0)
@@ -155,6 +156,7 @@ def test_default_context():
 
 
 # ---------------------------------------------------------------- attributes and values
+@pytest.mark.cpu_only
 def test_attributes():
     a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     x = nd.array(a)
@@ -224,6 +226,7 @@ def test_array_protocol():
     assert x.asnumpy()[0, 0] == 0
 
 
+@pytest.mark.cpu_only
 def test_repr_and_str():
     x = nd.array(np.arange(6.0).reshape(2, 3)) + 0.5
     text = repr(x)
@@ -237,6 +240,7 @@ def test_repr_and_str():
     assert "cpu(0)" in repr(nd.array(3.0)) and "3." in repr(nd.array(3.0))
 
 
+@pytest.mark.cpu_only
 def test_repr_html():
     x = nd.array([[1, 2], [3, 4]]) * 10
     html = x._repr_html_()
@@ -270,6 +274,7 @@ def test_copy_is_independent():
     check(y, [2.0, 3.0])
 
 
+@pytest.mark.cpu_only
 def test_copyto_context_and_ndarray():
     x = nd.array(np.arange(4.0)) * 2
     y = x.copyto(nd.cpu(1))
@@ -290,6 +295,7 @@ def test_copyto_context_and_ndarray():
     check(back + x, np.arange(4.0) * 4 + 1)
 
 
+@pytest.mark.cpu_only
 def test_as_in_context():
     x = nd.array([1, 2])
     assert x.as_in_context(nd.cpu(0)) is x

@@ -278,12 +278,19 @@ def test_legacy_functions_have_numpys_results_shape_and_dtype(name, args, kwargs
                                   got.asnumpy())
 
 
+def _host(values):
+    return values if isinstance(values, np.ndarray) else values.get()
+
+
 def test_legacy_streams_are_ndengines_per_device_streams():
+    from ndengine.core.gpu import xp
+    from ndengine.ops.gpu_random import make_generator
     nd.random.seed(3)
-    stream = np.random.Generator(np.random.PCG64([3, 0, False]))
-    np.testing.assert_array_equal(nd.random.rand(4).asnumpy(), stream.random(4))
+    ctx = nd.current_context()  # PCG64 on a CPU; the device's own generator on a GPU
+    stream = make_generator(xp(ctx), [3, ctx.device_id, ctx.device_type == "gpu"])
+    np.testing.assert_array_equal(nd.random.rand(4).asnumpy(), _host(stream.random(4)))
     np.testing.assert_array_equal(nd.random.randn(2, 2).asnumpy(),
-                                  stream.standard_normal((2, 2)))
+                                  _host(stream.standard_normal((2, 2))))
     np.testing.assert_array_equal(nd.random.uniform(size=3).asnumpy(), stream.random(3))
 
 

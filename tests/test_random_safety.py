@@ -11,8 +11,16 @@ HUGE = (1 << 55,)  # float64 elements no machine can allocate: MemoryError insid
 
 
 def _reference(seed, n):
-    """The numbers nd.random.uniform(shape=n) gives on cpu(0) right after seed(seed)."""
-    return np.random.Generator(np.random.PCG64([seed, 0, False])).random(n)
+    """The numbers nd.random.uniform(shape=n) gives on the current device right after
+    seed(seed): NumPy's PCG64 on a CPU; on a GPU its own generator, seeded the same way."""
+    ctx = nd.current_context()
+    entropy = [seed, ctx.device_id, ctx.device_type == "gpu"]
+    if ctx.device_type == "cpu":
+        return np.random.Generator(np.random.PCG64(entropy)).random(n)
+    from ndengine.core.gpu import xp
+    from ndengine.ops.gpu_random import make_generator
+    drawn = make_generator(xp(ctx), entropy).random(n)
+    return drawn if isinstance(drawn, np.ndarray) else drawn.get()
 
 
 def _rng():

@@ -16,7 +16,7 @@ from ndengine.core import segment
 from ndengine.engine.errors import NOTE_PREFIX
 from ndarray_helpers import drain_errors
 
-pytestmark = pytest.mark.usefixtures("nd_engine")
+pytestmark = [pytest.mark.usefixtures("nd_engine"), pytest.mark.cpu_only]  # bulking of small CPU arrays
 
 
 def gathers():

@@ -3,6 +3,7 @@ are those ``_dtypes.DTYPES`` found supported at import)."""
 import numpy as np
 
 import ndengine as nd
+from ..engine import devices as _devices
 
 from ._dtypes import DTYPES
 
@@ -28,11 +29,11 @@ class Info:
         return nd.current_context()
 
     def devices(self):
-        """The CPU context, and the current one where ``with nd.cpu(i):`` chose another. GPU
-        contexts are left out: no operator has a GPU kernel yet."""
-        devices = [nd.cpu(0)]
+        """The CPU context, every GPU (CuPy's, or the fake ones: engine/devices.py), and the
+        current context where ``with nd.cpu(i):`` chose another."""
+        devices = [nd.cpu(0)] + [nd.gpu(i) for i in range(_devices.device_count())]
         current = nd.current_context()
-        if current not in devices and current.device_type == "cpu":
+        if current not in devices:
             devices.append(current)
         return devices
 

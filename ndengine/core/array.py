@@ -261,6 +261,13 @@ class NDArray(_RawArray):
         fresh array on the cpu context, with storage of its own."""
         return _unpickle, (self.asnumpy(),)
 
+    def __copy__(self):
+        """``copy.copy``: a pushed copy with storage of its own, on the same device."""
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
     def astype(self, dtype, copy=True):
         dtype = ops.check_dtype(dtype)
         if dtype == self.dtype and not copy:

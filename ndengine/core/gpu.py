@@ -124,7 +124,7 @@ class CupyBackend:
             target.set(values, stream=stream)
         else:  # a view of a buffer: through a contiguous device temporary
             temp = self.xp.empty(values.shape, target.dtype)
-            temp.set(np.ascontiguousarray(values), stream=stream)
+            temp.set(np.ascontiguousarray(values).reshape(values.shape), stream=stream)
             target[...] = temp
         self.staging.prune()
         self.staging.keep(stream.record(), values)
@@ -132,8 +132,9 @@ class CupyBackend:
     def download(self, source, stream):
         """A host copy of ``source`` (pinned memory), complete when this returns."""
         out = self.host_empty(source.shape, source.dtype)
-        if source.size:
-            self.xp.ascontiguousarray(source).get(stream=stream, out=out)
+        if source.size:  # (ascontiguousarray would make a 0-d array 1-d)
+            contiguous = source if source.flags.c_contiguous else source.copy(order="C")
+            contiguous.get(stream=stream, out=out)
         stream.synchronize()
         return out
 

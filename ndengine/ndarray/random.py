@@ -141,8 +141,13 @@ def _draw(op_name, params, shape, dtype, ctx):
         shape = np.broadcast_shapes(*(np.shape(v) for v in params.values() if v is not None))
     state = _device_state(ctx)
     turn = state.turn
-    params = dict(params, shape=shape, dtype=dtype, generator=state.generator)
-    out = _invoke(ops.get(op_name), [turn], params)[0]  # reads turn: after the earlier draws
+    arrays = tuple(k for k, v in params.items() if isinstance(v, NDArray))
+    inputs = [turn] + [params[k] for k in arrays]  # NDArray parameters: read when it runs
+    params = {k: v for k, v in params.items() if k not in arrays}
+    params.update(shape=shape, dtype=dtype, generator=state.generator)
+    if arrays:
+        params["array_params"] = arrays
+    out = _invoke(ops.get(op_name), inputs, params)[0]  # reads turn: after the earlier draws
     _invoke(_ORDER, [], None, out=turn, ctx=state.ctx)  # writes turn: the next draw waits for it
     return out
 
@@ -346,8 +351,9 @@ def permutation(x, *, ctx=None):
 
 
 def shuffle(x):
-    """numpy.random.shuffle: shuffles ``x`` along its first axis, in place; returns None."""
-    ctx = x.context if isinstance(x, NDArray) else None
+    """numpy.random.shuffle: shuffles ``x`` along its first axis, in place; returns None. A
+    list or NumPy array is shuffled on the host, with the CPU's generator."""
+    ctx = x.context if isinstance(x, NDArray) else _engine_mod.cpu(0)
     return _call(_device_state(ctx), "shuffle", {"x": x})
 
 

@@ -64,8 +64,14 @@ def _take(xp, a, indices, axis=None, mode="raise", out=None):
         _out_of_bounds(xp, indices, length, 0 if axis is None else axis)
     elif mode == "clip":
         indices = xp.clip(indices, 0, max(length - 1, 0))
+    elif length == 0:  # "wrap" along an empty axis: an empty result, else NumPy's error
+        shape = (a.shape[:axis] + xp.shape(indices) + a.shape[axis + 1:]) \
+            if axis is not None else xp.shape(indices)
+        if int(np.prod(shape)):
+            raise IndexError("cannot do a non-empty take from an empty axes.")
+        return xp.empty(shape, a.dtype)
     else:  # "wrap"
-        indices = indices % max(length, 1)
+        indices = indices % length
     return xp.take(a.reshape(-1) if axis is None or not a.shape else a, indices,
                    axis=None if axis is None else axis % len(shape))
 

@@ -27,9 +27,9 @@ import math
 
 import numpy as np
 
-from .gpu_kernels import device_value, host_run, module_of, quiet, write_value
+from .gpu_kernels import device_value, host_run, module_of, quiet, to_host, write_value
 from .plans import OpReq
-from .random import RANDOM_TABLE
+from .random import RANDOM_TABLE, bind_array_params, check_values
 from .shapes import normalize_axis_index
 
 __all__ = ["planners", "device_generator", "make_generator", "DRAWS", "TWINS"]
@@ -106,6 +106,9 @@ def _random_planner(draw):
             if _numpy_drawn(xp, cpu_plan, inputs, outputs, req, params):
                 return
             generator = device_generator(xp, params)
+            if params.get("array_params"):
+                params = bind_array_params(inputs, params)
+                check_values(op.name, out.shape, out.dtype, to_host(params))
             rest = {k: v for k, v in params.items() if k not in ("generator", "shape", "dtype")}
             write_value(xp, out, r, draw(xp, generator, out.shape, out.dtype, **rest))
         return run
@@ -183,6 +186,10 @@ def _method_planner(op, inputs, params, cpu_plan):
             return  # draw nothing: the stream only advances for written outputs
         xp = module_of(inputs, outputs)
         if _numpy_drawn(xp, cpu_plan, inputs, outputs, req, params):
+            return
+        if params["method"] == "shuffle" and "x" not in params.get("array_params", ()) \
+                and xp is np:  # a host list or NumPy array, on a fake GPU: the host's draw
+            cpu_plan.run(inputs, outputs, req, params)
             return
         values = {k: v for k, v in params.items()
                   if k not in ("generator", "method", "array_params")}

@@ -108,6 +108,13 @@ class Operator:
         if params is None:
             params = {}
         kernel = self.kernels.get(device)
+        if kernel is None and device != "cpu" and "cpu" in self.kernels:
+            # a user's op with a CPU kernel only: that kernel, on host copies of the values
+            from .gpu_kernels import host_planner
+            cpu_plan = self.plan(inputs, params, target=target, aliases=aliases, req=req,
+                                 device="cpu")
+            return Plan(cpu_plan.outputs, host_planner(self, inputs, params, cpu_plan),
+                        cpu_plan.check)
         if kernel is None:
             raise NotImplementedError(f"{self.name} has no {device} kernel yet")
         if device != "cpu" and kernel is self._device_kernels.get(device):
