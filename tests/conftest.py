@@ -9,6 +9,9 @@ pytest's --hypothesis-profile=name picks one explicitly. Test files that pass th
 ``set_default_context``: the CPU tests run again on a GPU): the real GPU when CuPy finds one,
 else a fake GPU (NumPy standing in for CuPy, ndengine/engine/devices.py).
 
+``NDENGINE_TEST_ENGINES=A,B``: the engines ``nd_engine`` runs each test under (default: all
+three).
+
 ``nd_engine``: runs a test under each of the three engines (a fresh engine with two CPU
 workers, made the process-wide one for the test). The NDArray test modules use it for every
 test (``pytestmark = pytest.mark.usefixtures("nd_engine")``).
@@ -36,7 +39,9 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI")
                                                                 else "dev"))
 
-ENGINE_KINDS = ("NaiveEngine", "ThreadedEnginePooled", "ThreadedEnginePerDevice")
+ENGINE_KINDS = tuple(os.environ.get("NDENGINE_TEST_ENGINES", "").split(",")) \
+    if os.environ.get("NDENGINE_TEST_ENGINES") else \
+    ("NaiveEngine", "ThreadedEnginePooled", "ThreadedEnginePerDevice")
 
 TEST_CONTEXT = os.environ.get("NDENGINE_TEST_CONTEXT", "cpu")
 if TEST_CONTEXT == "gpu":

@@ -1,0 +1,33 @@
+"""The NumPy-differential test modules, run again with every array on a GPU: the real one
+when CuPy finds a GPU, else a fake one (NumPy standing in for CuPy, the same GPU code path:
+kernels from ops/gpu_*.py, streams, events, copies). One engine, the per-device one, which is
+the engine of GPUs (the engine's own rules are tested under all three on the CPU)."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+MODULES = ["test_ndarray_operators.py", "test_ndarray_functions.py", "test_ufuncs_elementwise.py",
+           "test_ufuncs_functions.py", "test_ufuncs_examples.py", "test_stats_reductions.py",
+           "test_stats_ops.py", "test_sorting_search.py", "test_linalg_functions.py",
+           "test_fft_functions.py", "test_extended_dtypes.py", "test_shaping_views.py",
+           "test_shaping_pushed.py", "test_ndarray_indexing.py", "test_random_generator.py",
+           "test_gpu_arrays.py", "test_autograd.py", "test_autograd_rules.py",
+           "test_functions_api.py", "test_numpy_scripts.py", "test_random_safety.py",
+           "test_array_api_namespace.py", "test_stats_distributions.py",
+           "test_stats_async.py", "test_reliability_bad_inputs.py"]
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def test_the_differential_modules_pass_on_a_gpu():
+    env = dict(os.environ, NDENGINE_TEST_CONTEXT="gpu",
+               NDENGINE_TEST_ENGINES="ThreadedEnginePerDevice", CI="1")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
+         *[os.path.join(HERE, m) for m in MODULES]],
+        cwd=os.path.dirname(HERE), env=env, capture_output=True, text=True, timeout=1800)
+    tail = "\n".join(done.stdout.splitlines()[-30:])
+    if done.returncode != 0:
+        pytest.fail(f"the GPU run failed:\n{tail}\n{done.stderr[-2000:]}", pytrace=False)
+    assert " passed" in tail
