@@ -12,18 +12,15 @@ from ndengine.engine import devices
 pytestmark = pytest.mark.usefixtures("nd_engine")
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def gpus():
-    """How many GPUs the test may use: the real ones, else two fake ones."""
+    """How many GPUs the tests may use: the real ones, else two fake ones (turned on for the
+    rest of the session: GPU contexts keep state, such as their random generators, that a
+    switch back to "no GPU" would strand)."""
     if devices.fake_gpu_count() == 0 and devices.device_count() > 0:
-        yield devices.device_count()
-        return
-    previous = devices.fake_gpu_count()
-    devices.use_fake_gpus(max(previous, 2))
-    try:
-        yield devices.fake_gpu_count()
-    finally:
-        devices.use_fake_gpus(previous)
+        return devices.device_count()
+    devices.use_fake_gpus(max(devices.fake_gpu_count(), 2))
+    return devices.fake_gpu_count()
 
 
 def need(gpus, count):

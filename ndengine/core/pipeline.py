@@ -99,8 +99,10 @@ def copy_between(source, target):
             src, dst = source._data(), target._data()
             if dst_ctx.device_type == "cpu":
                 np.copyto(dst, device.download(src, stream), casting="unsafe")
-            elif src_ctx.device_type == "cpu":
-                device.upload(dst, src, stream)
+            elif src_ctx.device_type == "cpu":  # through pinned memory: the DMA is async
+                staged = device.host_empty(src.shape, dst.dtype)
+                np.copyto(staged, src, casting="unsafe")
+                device.upload(dst, staged, stream)
             else:
                 device.device_copy(dst, src, stream)
     _engine_mod.get().push_sync(copy, run_on, (source._chunk.var,), (target._chunk.var,),

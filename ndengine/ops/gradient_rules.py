@@ -18,24 +18,46 @@ gradient's context).
 
 The rules live by category, each module one table that ``RULES`` merges:
 ``gradients_elementwise`` (ELEMENTWISE), ``gradients_reductions`` (REDUCTIONS: reductions,
-accumulations, diff), ``gradients_linalg`` (LINALG: products, einsum, ``linalg.*``),
-``gradients_movement`` (MOVEMENT: joins, moves, pad, diagonals, triangles) and
-``gradients_indexing`` (INDEXING: take, writes by index, choose, sort, ufunc methods);
-``gradients_common`` holds what they share. This module holds the lists and the table.
+accumulations, diff), ``gradients_statistics`` (STATISTICS: the nan- and where- reductions,
+medians, quantiles), ``gradients_linalg`` (LINALG: products, einsum, ``linalg.*``),
+``gradients_eig_lstsq`` (EIG_LSTSQ: ``linalg.eig``, ``eigvals``, ``lstsq``),
+``gradients_fft`` (FFT: the ``fft.*`` transforms), ``gradients_movement`` (MOVEMENT: joins,
+moves, pad, diagonals, triangles) and ``gradients_indexing`` (INDEXING: take, writes by
+index, choose, sort, ufunc methods); ``gradients_common`` holds what they share. This module
+holds the lists and the table.
 
 Every rule is checked against central differences in float64 by
-tests/test_autograd_rules.py (its ``CASES`` table must name every op ruled here).
+tests/test_autograd_rules.py (its ``CASES`` table, with test_autograd_numeric's
+``MORE_CASES`` and ``COMPLEX_CASES``, must name every op ruled here), and over generated
+shapes, axes and broadcasting by tests/test_autograd_hypothesis.py.
 Views (slicing, reshape, transpose, flip, squeeze, expand_dims, swapaxes, ravel, ...) are
 no ops: the tape's view rule differentiates them (core/tape.py).
 
 Conventions:
+  * complex values follow PyTorch: for a real loss L the gradient of a complex ``z`` is
+    ``dL/dRe(z) + i dL/dIm(z)``; a holomorphic op passes ``g`` times its conjugate
+    derivative (``multiply``: ``g * conj(y)``; products and ``einsum`` read the other
+    operands' conjugates), ``conjugate`` passes ``conj(g)``, ``abs`` ``g * x / |x|``, the FFTs
+    their adjoint transforms; a real input takes the real part of a complex gradient
+    (``rule_of`` sees to it for every rule). The ``linalg`` decompositions, inverses and
+    solvers other than ``eig``/``eigvals`` (``REAL_ONLY``) assume real matrices: a complex
+    one raises NotImplementedError at backward;
   * ties give the whole gradient to every tied element (max, min, ptp, nanmax, nanmin,
     vector norms inf/-inf, matrix norms 1/inf) or to the first input (maximum, minimum,
     fmax, fmin); sort and partition pass each element's gradient to where it came from;
   * piecewise-constant ops (sign, floor, ceil, trunc, fix, rint, round, floor_divide,
     heaviside in x1) have a zero gradient;
-  * ``prod`` is exact with zeros in the input; ``cumprod``/``cumulative_prod`` and the
-    ``float_power``/``power`` exponent gradient need a nonzero (positive) input;
+  * ``prod`` (``nanprod``, ``where=``) is exact with zeros in the input; ``cumprod``/
+    ``cumulative_prod``/``nancumprod`` and the ``float_power``/``power`` exponent gradient
+    need a nonzero (positive) input; the nan- ops give NaNs a zero gradient, ``where=``
+    the elements it leaves out;
+  * medians and quantiles pass the gradient to the one or two order statistics they
+    interpolate, with the interpolation weights (NumPy's positions, every method but the
+    three inverted-CDF steps; ties: the element argsort puts first); a ``q`` input takes
+    the slope between them;
+  * ``eig`` needs distinct eigenvalues and a loss that does not depend on each
+    eigenvector's phase (``abs(V)``: NumPy's are normalized, their phase arbitrary);
+    ``lstsq``'s solution gradient is ``pinv(a) b``'s (a real ``a`` of full rank);
   * ``cholesky``, ``eigh`` and ``eigvalsh`` read one triangle of a matrix taken as
     symmetric: their gradient is the symmetric one (for symmetric perturbations);
     ``svd``/``eigh`` need distinct singular values/eigenvalues, ``svd`` needs
@@ -50,7 +72,9 @@ Conventions:
     of several constant_values; roll with an NDArray shift; ufunc methods other than
     reduce (add, multiply, maximum, minimum), accumulate (add, multiply), outer (a binary
     op with a rule), at (add, subtract); matrix norms other than fro, nuc, 2, -2, 1, -1,
-    inf, -inf; svd(full_matrices=True) of a non-square matrix; qr of a wide matrix.
+    inf, -inf; svd(full_matrices=True) of a non-square matrix; qr of a wide matrix;
+    quantiles with method inverted_cdf, averaged_inverted_cdf, closest_observation or
+    ``weights=``; an n-d FFT with a repeated axis; complex input to a ``REAL_ONLY`` rule.
 
 No gradient (``NOT_DIFFERENTIABLE``): their results are constants, as in MXNet and
 PyTorch: their rule gives no gradient to any input, so ``x * (x > 0)`` is ``x`` where it is
@@ -67,12 +91,9 @@ bitwise ops, ``isnan`` & co., ``signbit``, ``isclose``, ``allclose``, ``array_eq
 them (``CREATION``): ``nd.linspace`` with bounds the tape tracks is computed by ops instead,
 and ``nd.full``/``nd.arange`` refuse them (ndarray/creation.py).
 
-Differentiable but not built yet (``NOT_BUILT``: backward says "has no gradient rule"):
-``median``, ``nanmedian``, ``quantile``, ``percentile``, ``nanquantile``,
-``nanpercentile``, ``nanprod``, ``nanstd``, ``nanvar``, ``nancumprod``, ``prod_where``,
-``std_where``, ``var_where``, ``linalg.lstsq``, ``linalg.eig``, ``linalg.eigvals`` (complex
-in general), the ``fft.*`` transforms (complex results), and ``user_gradient`` (the op
-that runs a user's NumPy gradient: no second order through it).
+Not built (``NOT_BUILT``: backward says "has no gradient rule"): ``user_gradient`` alone,
+the op that runs a user's NumPy gradient: a second order through it (every differentiable
+built-in op has a rule).
 
 An op registered with a NumPy gradient (``register_op(..., gradient=g)``, ``op.set_gradient``)
 is differentiated by it: ``rule_of(op)``, the tape's lookup, gives a rule pushing one
@@ -80,14 +101,17 @@ is differentiated by it: ``rule_of(op)``, the tape's lookup, gives a rule pushin
 """
 from __future__ import annotations
 
-from .gradients_common import _is_array, _outputs
+from .gradients_common import _is_array, _is_complex, _outputs, _real
+from .gradients_eig_lstsq import EIG_LSTSQ
 from .gradients_elementwise import ELEMENTWISE
+from .gradients_fft import FFT
 from .gradients_indexing import INDEXING
 from .gradients_linalg import LINALG
 from .gradients_movement import MOVEMENT
 from .gradients_reductions import REDUCTIONS
+from .gradients_statistics import STATISTICS
 
-__all__ = ["RULES", "NOT_DIFFERENTIABLE", "NOT_BUILT", "CREATION", "rule_of"]
+__all__ = ["RULES", "NOT_DIFFERENTIABLE", "NOT_BUILT", "CREATION", "REAL_ONLY", "rule_of"]
 
 
 # ---------------------------------------------------------------- no gradient
@@ -110,12 +134,7 @@ NOT_DIFFERENTIABLE = {
 
 CREATION = ("fill", "arange", "linspace", "eye", "indices", "fftfreq", "rfftfreq")
 
-NOT_BUILT = ("median", "nanmedian", "quantile", "percentile", "nanquantile", "nanpercentile",
-             "nanprod", "nanstd", "nanvar", "nancumprod", "prod_where", "std_where",
-             "var_where", "linalg.lstsq", "linalg.eig", "linalg.eigvals", "fft.fft",
-             "fft.fft2", "fft.fftn", "fft.hfft", "fft.ifft", "fft.ifft2", "fft.ifftn",
-             "fft.ihfft", "fft.irfft", "fft.irfft2", "fft.irfftn", "fft.rfft", "fft.rfft2",
-             "fft.rfftn", "user_gradient")
+NOT_BUILT = ("user_gradient",)
 
 
 def _constant(f, grads, inputs, outputs, params):
@@ -131,20 +150,56 @@ _constant.differentiable = False
 RULES = {
     **ELEMENTWISE,
     **REDUCTIONS,
+    **STATISTICS,
     **LINALG,
+    **EIG_LSTSQ,
+    **FFT,
     **MOVEMENT,
     **INDEXING,
     **dict.fromkeys(NOT_DIFFERENTIABLE, _constant),
 }
 
 
+# rules that assume real values: a complex input raises at backward
+REAL_ONLY = ("linalg.inv", "linalg.det", "linalg.slogdet", "linalg.solve", "linalg.cholesky",
+             "linalg.eigh", "linalg.eigvalsh", "linalg.svd", "linalg.svdvals", "linalg.qr",
+             "linalg.pinv", "linalg.matrix_power", "linalg.lstsq")
+
+
+def _tape_rule(name, rule):
+    """``rule`` with the gradient of a real input reduced to its real part where a complex
+    value reached it (PyTorch's convention; the tape would otherwise cast it); a complex
+    input to a ``REAL_ONLY`` rule raises."""
+    real_only = name in REAL_ONLY
+
+    def tape_rule(f, grads, inputs, outputs, params):
+        if real_only and any(_is_complex(x) for x in inputs):
+            raise NotImplementedError(f"the gradient of {name} of complex arrays is not built "
+                                      "(real ones have one)")
+        results = rule(f, grads, inputs, outputs, params)
+        return [_real(f, g) if g is not None and _is_complex(g) and _is_array(x)
+                and not _is_complex(x) else g for x, g in zip(inputs, results)]
+    tape_rule.differentiable = getattr(rule, "differentiable", True)
+    return tape_rule
+
+
+_TAPE_RULES = {}  # (name, rule) -> what the tape calls
+
+
 def rule_of(op):
     """The tape's rule for the operator ``op``: a user's NumPy gradient (``op.gradient``, given
     to ``register_op(..., gradient=)`` or ``op.set_gradient``) wins, pushed as one
-    ``user_gradient`` op; else ``RULES``; None when there is neither."""
+    ``user_gradient`` op; else ``RULES`` (a real input's gradient made real); None when
+    there is neither."""
     gradient = op.gradient
     if gradient is None:
-        return RULES.get(op.name)
+        rule = RULES.get(op.name)
+        if rule is None or rule is _constant:
+            return rule
+        tape_rule = _TAPE_RULES.get((op.name, rule))
+        if tape_rule is None:
+            tape_rule = _TAPE_RULES.setdefault((op.name, rule), _tape_rule(op.name, rule))
+        return tape_rule
 
     def rule(f, grads, inputs, outputs, params):
         arrays = tuple(_is_array(x) for x in inputs)

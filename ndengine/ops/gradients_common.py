@@ -1,6 +1,7 @@
 """What the gradient rules share (ops/gradient_rules.py has the table and its
 conventions): ``_one`` and ``_unary`` (rule shapes), ``_outputs`` and ``_const`` (ops pushed
-past ``f``), and the shape and index helpers of reductions, scatters and writes."""
+past ``f``), complex helpers (``_conj``, ``_real``), and the shape and index helpers of
+reductions, scatters and writes."""
 from __future__ import annotations
 
 import math
@@ -15,9 +16,38 @@ def _one(rule):
     return full
 
 
-def _unary(derivative):
-    """``g * derivative(f, x, out)``."""
-    return _one(lambda f, g, x, out, **_: [f("multiply", g, derivative(f, x, out))])
+def _unary(derivative, holomorphic=True):
+    """``g * derivative(f, x, out)``; for a complex ``x``, PyTorch's convention: ``g`` times
+    the conjugate derivative (``holomorphic``), or as given (abs: ``g * sgn(x)``)."""
+    def rule(f, g, x, out, **_):
+        d = derivative(f, x, out)
+        return [f("multiply", g, _conj(f, d) if holomorphic else d)]
+    return _one(rule)
+
+
+def _is_complex(x):
+    return _is_array(x) and np.dtype(x.dtype).kind == "c"
+
+
+def _conj(f, a):
+    """``a``'s complex conjugate (``a`` itself unless complex; a Python or NumPy scalar too)."""
+    if isinstance(a, (complex, np.complexfloating)):
+        return a.conjugate()
+    return f("conjugate", a) if _is_complex(a) else a
+
+
+def _real(f, a):
+    """``a``'s real part (``a`` itself unless complex): a view of its memory, as NumPy's
+    ``.real``; while the tape records (``create_graph``), where the tape has no rule for a
+    view of another dtype, an op with a rule: the 1-point inverse real FFT of each element
+    (``irfft(z, n=1)`` is ``Re(z)``)."""
+    if not _is_complex(a):
+        return a
+    from ..core.tape import is_recording  # the tape imports this module first
+    column = f.reshape(a, tuple(a.shape) + (1,))
+    if is_recording():
+        return f("fft.irfft", column, n=1, axis=-1)[..., 0]
+    return column.view(np.dtype(a.dtype.char.lower()))[..., 0]
 
 
 def _is_array(x):

@@ -1,26 +1,34 @@
 """Gradient rules of the element-wise ops (arithmetic, ufuncs, where, clip, copy):
-``ELEMENTWISE`` (conventions: ops/gradient_rules.py)."""
+``ELEMENTWISE`` (conventions: ops/gradient_rules.py). Complex operands follow PyTorch's
+convention: a holomorphic op passes ``g`` times its conjugate derivative (multiply: ``g *
+conj(y)``), conjugate passes ``conj(g)``, abs ``g * sgn(x)``."""
 from __future__ import annotations
 
 import math
 
-from .gradients_common import _one, _unary, _is_array, _zero
+from .gradients_common import _one, _unary, _is_array, _is_complex, _zero, _conj
 
 __all__ = ["ELEMENTWISE"]
 
 
 def _true_divide(f, g, x, y, out, **_):
-    return [f("true_divide", g, y) if _is_array(x) else None,
-            f("negative", f("true_divide", f("multiply", g, out), y)) if _is_array(y) else None]
+    return [f("true_divide", g, _conj(f, y)) if _is_array(x) else None,
+            f("negative", f("multiply", g, _conj(f, f("true_divide", out, y))))
+            if _is_array(y) else None]
+
+
+def _multiply(f, g, x, y, out, **_):
+    return [f("multiply", g, _conj(f, y)) if _is_array(x) else None,
+            f("multiply", g, _conj(f, x)) if _is_array(y) else None]
 
 
 def _power(f, g, x, y, out, **_):
     dx = dy = None
     if _is_array(x):
         lower = f("subtract", y, 1) if _is_array(y) else y - 1  # y: a Python scalar
-        dx = f("multiply", g, f("multiply", y, f("power", x, lower)))
+        dx = f("multiply", g, _conj(f, f("multiply", y, f("power", x, lower))))
     if _is_array(y):
-        dy = f("multiply", g, f("multiply", out, f("log", x)))
+        dy = f("multiply", g, _conj(f, f("multiply", out, f("log", x))))
     return [dx, dy]
 
 
@@ -107,6 +115,13 @@ def _nan_to_num(f, g, x, out, **_):
     return [f("where", f("isfinite", x), g, 0)]
 
 
+def _abs(f, g, x, out, **_):
+    """``g * sign(x)``; for a complex ``x`` PyTorch's ``g * sgn(x)``, ``x / |x|`` (0 at 0)."""
+    if not _is_complex(x):
+        return [f("multiply", g, f("sign", x))]
+    return [f("multiply", g, f("true_divide", x, f("where", f("equal", out, 0), 1, out)))]
+
+
 def _copy(f, g, x, out, dtype=None, **_):
     return [g if not _is_array(x) or g.dtype == x.dtype else f("copy", g, dtype=x.dtype)]
 
@@ -118,13 +133,11 @@ ELEMENTWISE = {
                                                g if _is_array(y) else None]),
     "subtract": _one(lambda f, g, x, y, out, **_: [g if _is_array(x) else None,
                                                     f("negative", g) if _is_array(y) else None]),
-    "multiply": _one(lambda f, g, x, y, out, **_: [
-        f("multiply", g, y) if _is_array(x) else None,
-        f("multiply", g, x) if _is_array(y) else None]),
+    "multiply": _one(_multiply),
     "true_divide": _one(_true_divide),
     "negative": _one(lambda f, g, x, out, **_: [f("negative", g)]),
     "positive": _one(lambda f, g, x, out, **_: [g]),
-    "conjugate": _one(lambda f, g, x, out, **_: [g]),  # real dtypes
+    "conjugate": _one(lambda f, g, x, out, **_: [_conj(f, g)]),
     "exp": _unary(lambda f, x, out: out),
     "exp2": _unary(lambda f, x, out: f("multiply", out, LN2)),
     "expm1": _unary(lambda f, x, out: f("add", out, 1)),
@@ -158,7 +171,7 @@ ELEMENTWISE = {
     "degrees": _unary(lambda f, x, out: 180 / math.pi),
     "sigmoid": _unary(lambda f, x, out: f("multiply", out, f("subtract", 1, out))),
     "relu": _unary(lambda f, x, out: f("greater", x, 0)),
-    "abs": _unary(lambda f, x, out: f("sign", x)),
+    "abs": _one(_abs),
     "fabs": _unary(lambda f, x, out: f("sign", x)),
     **{name: _zeros_rule for name in ("sign", "floor", "ceil", "trunc", "fix", "rint",
                                       "round", "floor_divide")},

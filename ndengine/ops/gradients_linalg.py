@@ -9,7 +9,7 @@ import string
 import numpy as np
 
 from .gradients_common import (_one, _is_array, _zero, _outputs, _eye, _broadcast, _spread,
-                               _inverse, _swap)
+                               _inverse, _swap, _conj)
 
 __all__ = ["LINALG"]
 
@@ -22,8 +22,8 @@ def _matmul(f, g, x, y, out, **_):
     if x_vector or y_vector:
         batch = tuple(g.shape[:len(g.shape) - (not x_vector) - (not y_vector)])
         g = f.reshape(g, batch + (x2.shape[-2], y2.shape[-1]))
-    dx = f("matmul", g, _swap(f, y2))
-    dy = f("matmul", _swap(f, x2), g)
+    dx = f("matmul", g, _conj(f, _swap(f, y2)))  # complex: PyTorch's g y^H, x^H g
+    dy = f("matmul", _conj(f, _swap(f, x2)), g)
     if x_vector:
         dx = f.reshape(f.sum_to(dx, x2.shape), x.shape)
     if y_vector:
@@ -63,8 +63,8 @@ def _tensordot_gradients(f, g, a, b, axes_a, axes_b):
 
 def _scalar_product(f, g, a, b):
     """A product with a 0-d operand: multiply."""
-    return [f("multiply", g, b) if _is_array(a) else None,
-            f("multiply", g, a) if _is_array(b) else None]
+    return [f("multiply", g, _conj(f, b)) if _is_array(a) else None,
+            f("multiply", g, _conj(f, a)) if _is_array(b) else None]
 
 
 def _dot(f, g, a, b, out, **_):
@@ -72,31 +72,37 @@ def _dot(f, g, a, b, out, **_):
         return _scalar_product(f, g, a, b)
     if len(b.shape) <= 2:  # numpy.dot is matmul here
         return _matmul(f, g, a, b, out)
-    return _tensordot_gradients(f, g, a, b, [len(a.shape) - 1], [len(b.shape) - 2])
+    return _tensordot_gradients(f, g, _conj(f, a), _conj(f, b), [len(a.shape) - 1],
+                                [len(b.shape) - 2])
 
 
 def _tensordot(f, g, a, b, out, axes=2, **_):
     axes_a, axes_b = _tensordot_axes(axes, len(a.shape), len(b.shape))
-    return _tensordot_gradients(f, g, a, b, axes_a, axes_b)
+    return _tensordot_gradients(f, g, _conj(f, a), _conj(f, b), axes_a, axes_b)
 
 
 def _inner(f, g, a, b, out, **_):
     if not a.shape or not b.shape:
         return _scalar_product(f, g, a, b)
-    return _tensordot_gradients(f, g, a, b, [len(a.shape) - 1], [len(b.shape) - 1])
+    return _tensordot_gradients(f, g, _conj(f, a), _conj(f, b), [len(a.shape) - 1],
+                                [len(b.shape) - 1])
 
 
 def _vdot(f, g, a, b, out, **_):
-    return [f("multiply", g, f.reshape(b, a.shape)), f("multiply", g, f.reshape(a, b.shape))]
+    """vdot(a, b) = sum(conj(a) b): a's gradient conj(g) b (PyTorch's), b's g a."""
+    return [f("multiply", _conj(f, g), f.reshape(b, a.shape)),
+            f("multiply", g, f.reshape(a, b.shape))]
 
 
 def _outer(f, g, a, b, out, **_):
+    a, b = _conj(f, a), _conj(f, b)  # complex: each gradient reads the other's conjugate
     return [f.reshape(f("matmul", g, f.reshape(b, (-1,))), a.shape),
             f.reshape(f("matmul", f.reshape(a, (-1,)), g), b.shape)]
 
 
 def _kron(f, g, a, b, out, **_):
     """kron: the output read as (a0, b0, a1, b1, ...) is an outer product."""
+    a, b = _conj(f, a), _conj(f, b)
     ndim = max(len(a.shape), len(b.shape))
     sa = (1,) * (ndim - len(a.shape)) + tuple(a.shape)
     sb = (1,) * (ndim - len(b.shape)) + tuple(b.shape)
@@ -161,7 +167,7 @@ def _einsum_gradients(f, g, terms, output, operands):
 
 def _einsum(f, grads, inputs, outputs, params):
     terms, output = _einsum_terms(params["subscripts"], inputs)
-    return _einsum_gradients(f, grads[0], terms, output, inputs)
+    return _einsum_gradients(f, grads[0], terms, output, [_conj(f, x) for x in inputs])
 
 
 def _multi_dot(f, grads, inputs, outputs, params):
@@ -174,7 +180,7 @@ def _multi_dot(f, grads, inputs, outputs, params):
         terms[0], output = terms[0][1:], output[1:]
     if len(inputs[-1].shape) == 1:
         terms[-1], output = terms[-1][:1], output[:-1]
-    return _einsum_gradients(f, grads[0], terms, output, inputs)
+    return _einsum_gradients(f, grads[0], terms, output, [_conj(f, x) for x in inputs])
 
 
 # ---------------------------------------------------------------- linalg

@@ -1,13 +1,13 @@
-"""Gradient rules of reductions (sum, mean, max, prod, std, var, the nan- and where-
-variants, average) and accumulations (cumsum, cumprod, diff): ``REDUCTIONS``
-(conventions: ops/gradient_rules.py)."""
+"""Gradient rules of reductions (sum, mean, max, prod, std, var, ptp, average) and
+accumulations (cumsum, cumprod, diff): ``REDUCTIONS`` (conventions: ops/gradient_rules.py;
+the nan- and where- variants, medians and quantiles: gradients_statistics)."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-from .gradients_common import (_one, _is_array, _broadcast, _axes, _kept, _spread, _count,
+from .gradients_common import (_one, _conj, _broadcast, _axes, _kept, _spread, _count,
                                _inverse, _flip)
 
 __all__ = ["REDUCTIONS"]
@@ -60,7 +60,7 @@ def _prod(f, g, x, out, axis=None, keepdims=False, **_):
     moved = f.reshape(f.transpose(x, perm), tuple(shape[a] for a in kept) + (-1,))
     others = f.reshape(_exclusive_products(f, moved), tuple(shape[a] for a in perm))
     return [f("multiply", _spread(f, g, x, axis, keepdims),
-              f.transpose(others, _inverse(perm)))]
+              _conj(f, f.transpose(others, _inverse(perm))))]
 
 
 def _dof(shape, axes, ddof):
@@ -85,64 +85,6 @@ def _std(f, g, x, out, axis=None, keepdims=False, ddof=0, **_):
     spread = f("true_divide", _spread(f, g, x, axis, keepdims, scale),
                _kept(f, out, x.shape, axes, keepdims))
     return [f("multiply", spread, _centered(f, x, axes))]
-
-
-def _nan_masked(rule):
-    """A nan-reduction: ``rule`` on the input, the gradient zero at the NaNs."""
-    def nan_rule(f, g, x, out, **params):
-        (grad,) = rule(f, g, x, out, **params)
-        return [f("where", f("isnan", x), 0, grad)]
-    return nan_rule
-
-
-def _nanmean(f, g, x, out, axis=None, keepdims=False, **_):
-    axes = _axes(axis, len(x.shape))
-    present = f("logical_not", f("isnan", x))
-    count = f("sum", present, axis=axes, keepdims=True)
-    grad = f("true_divide", _spread(f, g, x, axis, keepdims), count)
-    return [f("where", present, grad, 0)]
-
-
-def _where_mask(inputs, params, x):
-    """The ``where=`` of a reduction (an input named in ``arrays``, or a param)."""
-    names = params.get("arrays", ())
-    if "where" in names:
-        return inputs[1 + list(names).index("where")]
-    return params.get("where", True)
-
-
-def _sum_where(f, grads, inputs, outputs, params):
-    x = inputs[0]
-    mask = _where_mask(inputs, params, x)
-    grad = _spread(f, grads[0], x, params.get("axis"), params.get("keepdims", False))
-    if _is_array(mask):
-        grad = f("where", mask, grad, 0)
-    return [grad] + [None] * (len(inputs) - 1)
-
-
-def _mean_where(f, grads, inputs, outputs, params):
-    x = inputs[0]
-    mask = _where_mask(inputs, params, x)
-    axis, keepdims = params.get("axis"), params.get("keepdims", False)
-    if not _is_array(mask):
-        return _mean(f, grads[0], x, outputs[0], axis=axis, keepdims=keepdims) + [None] * (
-            len(inputs) - 1)
-    count = f("sum", _broadcast(f, mask, x.shape), axis=_axes(axis, len(x.shape)),
-              keepdims=True)
-    grad = f("true_divide", _spread(f, grads[0], x, axis, keepdims), count)
-    return [f("where", mask, grad, 0)] + [None] * (len(inputs) - 1)
-
-
-def _extreme_where(f, grads, inputs, outputs, params):
-    x = inputs[0]
-    mask = _where_mask(inputs, params, x)
-    axis, keepdims = params.get("axis"), params.get("keepdims", False)
-    g_full = _spread(f, grads[0], x, axis, keepdims)
-    out_full = _spread(f, outputs[0], x, axis, keepdims)
-    chosen = f("equal", x, out_full)
-    if _is_array(mask):
-        chosen = f("logical_and", chosen, mask)
-    return [f("where", chosen, g_full, 0)] + [None] * (len(inputs) - 1)
 
 
 def _average(f, grads, inputs, outputs, params):
@@ -176,8 +118,9 @@ def _reverse_cumsum(f, g, axis):
 
 
 def _accumulation(kind, nan=False):
-    """cumsum/cumprod/cumulative_*/nancumsum: the gradient along the axis (flattened for
-    axis None), through the initial element cumulative_* may prepend."""
+    """cumsum/cumprod/cumulative_*/nancumsum/nancumprod: the gradient along the axis
+    (flattened for axis None), through the initial element cumulative_* may prepend; the
+    nan- ones give the NaNs a zero gradient."""
     def rule(f, g, x, out, axis=None, include_initial=False, **_):
         flat = axis is None or not x.shape
         source = f.reshape(x, (-1,)) if flat else x
@@ -188,7 +131,9 @@ def _accumulation(kind, nan=False):
         if kind == "sum":
             grad = _reverse_cumsum(f, g, axis)
         else:  # d out[j] / d x[i] = out[j] / x[i] (j >= i): a nonzero input
-            grad = f("true_divide", _reverse_cumsum(f, f("multiply", g, out), axis), source)
+            divisor = f("where", f("isnan", source), 1, source) if nan else source  # NaN: 1
+            grad = f("true_divide", _reverse_cumsum(f, f("multiply", g, _conj(f, out)), axis),
+                     _conj(f, divisor))
         if nan:
             grad = f("where", f("isnan", source), 0, grad)
         return [f.reshape(grad, x.shape) if flat else grad]
@@ -236,19 +181,12 @@ REDUCTIONS = {
     "std": _one(_std),
     "var": _one(_var),
     "ptp": _one(_ptp),
-    "nansum": _one(_nan_masked(_sum)),
-    "nanmean": _one(_nanmean),
-    "nanmax": _one(_extreme),
-    "nanmin": _one(_extreme),
-    "sum_where": _sum_where,
-    "mean_where": _mean_where,
-    "max_where": _extreme_where,
-    "min_where": _extreme_where,
     "average": _average,
     "cumsum": _accumulation("sum"),
     "cumprod": _accumulation("prod"),
     "cumulative_sum": _accumulation("sum"),
     "cumulative_prod": _accumulation("prod"),
     "nancumsum": _accumulation("sum", nan=True),
+    "nancumprod": _accumulation("prod", nan=True),
     "diff": _diff,
 }
