@@ -14,6 +14,7 @@ MODULES = ["test_ndarray_operators.py", "test_ndarray_functions.py", "test_ufunc
            "test_fft_functions.py", "test_extended_dtypes.py", "test_shaping_views.py",
            "test_shaping_pushed.py", "test_ndarray_indexing.py", "test_random_generator.py",
            "test_gpu_arrays.py", "test_autograd.py", "test_autograd_rules.py",
+           "test_autograd_numeric.py", "test_autograd_hypothesis.py",
            "test_functions_api.py", "test_numpy_scripts.py", "test_random_safety.py",
            "test_array_api_namespace.py", "test_stats_distributions.py",
            "test_stats_async.py", "test_reliability_bad_inputs.py"]
