@@ -33,7 +33,7 @@ from .dtypes import (EXTENDED_DTYPES, check_dtype, check_scalar_fits, int_bounds
 from .elementwise_run import (NUMPY_BINARY, NUMPY_UNARY, array_converter, flat_run,
                               general_run, nothing_run, numpy_loops, numpy_typed_loops,
                               scalar_converter)
-from .outputs import single_output, write_with_req
+from .outputs import array_module, single_output, write_with_req
 from .parallel import use_parallel
 from .plans import OVERLAP, OpReq, Plan, is_c_contiguous
 from .registry import Operator, add_operator
@@ -399,6 +399,8 @@ class ComparisonSpec(ElementwiseSpec):
         return run
 
     def _beyond_range_run(self, run, index, low, high):
+        """``run``, except for a Python int beyond the integer partner's range: NumPy's
+        constant answer (on any device: the GPU kernels wrap their runs with it too)."""
         compare = self.python_compare
 
         def compared(inputs, outputs, req, params):
@@ -408,7 +410,7 @@ class ComparisonSpec(ElementwiseSpec):
                 return
             constant = bool(compare(0, value) if index else compare(value, 0))
             out, r = single_output(outputs, req)
-            write_with_req(out, r, lambda target: target.fill(constant))
+            write_with_req(out, r, lambda target: target.fill(constant), xp=array_module(out))
         return compared
 
 

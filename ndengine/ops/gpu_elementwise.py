@@ -29,7 +29,7 @@ from .dtypes import int_bounds, is_array_spec
 from .elementwise import ComparisonSpec, spec as spec_of
 from .elementwise_power_clip import _NEGATIVE_POWER, PowerSpec, _clip_bound
 from .gpu_kernels import module_of, quiet, write_value
-from .outputs import detach_overlapping, write_with_req
+from .outputs import detach_overlapping
 from .plans import OpReq
 from .registry import names
 
@@ -147,8 +147,8 @@ def elementwise_planner(spec, op, inputs, params, cpu_plan):
         for index in (0, 1):
             dtype = spec._int_partner(inputs, index)
             if dtype is not None:
-                return _beyond_range_run(spec, index, *int_bounds(dtype),
-                                         _run(compute, computation, wrap, checks, True))
+                return spec._beyond_range_run(_run(compute, computation, wrap, checks, True),
+                                              index, *int_bounds(dtype))
     return _run(compute, computation, wrap, checks, spec.name not in _TWO_PASS)
 
 
@@ -186,21 +186,6 @@ def _run(compute, computation, wrap, checks, same_view_ok):
             elif r is not _NULL:
                 xp.copyto(out, result)
     return run
-
-
-def _beyond_range_run(spec, index, low, high, run):
-    """A Python int beyond the integer partner's range: NumPy's constant answer."""
-    compare = spec.python_compare
-
-    def compared(inputs, outputs, req, params):
-        value = inputs[index]
-        if low <= value <= high:
-            run(inputs, outputs, req, params)
-            return
-        constant = bool(compare(0, value) if index else compare(value, 0))
-        xp = module_of(inputs, outputs)
-        write_with_req(outputs[0], OpReq(req[0]), lambda target: target.fill(constant), xp=xp)
-    return compared
 
 
 # ------------------------------------------------- NumPy's element-wise functions

@@ -85,7 +85,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from .outputs import write_with_req
+from .outputs import array_module, write_with_req
 from .plans import OpReq
 from .registry import get, names
 
@@ -97,14 +97,6 @@ _NULL = OpReq.NULL
 
 
 # ------------------------------------------------------------------ array modules
-
-def array_module(x):
-    """``cupy`` when ``x`` is a CuPy array (tested by its type's module, so CuPy is never
-    imported where it is absent), else ``numpy``."""
-    if type(x).__module__.startswith("cupy"):
-        return sys.modules["cupy"]  # imported: one of its arrays exists
-    return np
-
 
 def inputs_module(values):
     """The array module of the first CuPy array among ``values``, else NumPy."""

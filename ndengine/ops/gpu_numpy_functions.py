@@ -24,7 +24,8 @@ import numpy as np
 from .gpu_kernels import (accepts, device_value, host_run, module_of, quiet, write_value,
                           xp_function)
 from .numpy_functions import FUNCTIONS
-from .outputs import detach_overlapping, same_view, write_with_req
+from .sorting import in_place_kernel
+from .outputs import detach_overlapping, write_with_req
 from .plans import OpReq
 
 __all__ = ["planners", "TWINS", "KERNELS", "as_xp_inputs"]
@@ -53,29 +54,8 @@ def _bincount_length(xp, x, weights=None, minlength=0):
 TWINS = {"unique_count": _unique_count, "bincount_length": _bincount_length}
 
 
-def _in_place(method):
-    """sort / partition: the input written into the output, then sorted there."""
-    def kernel(xp, args, keywords, params, outputs, req):
-        (x,) = args
-        params = dict(params)
-        axis = params.pop("axis", -1)
-        kth = params.pop("kth", None)
-
-        def compute(target):
-            if axis is None:
-                xp.copyto(target, x.reshape(-1))
-            elif not same_view(x, target):
-                xp.copyto(target, x)
-            run = getattr(target, method)
-            if kth is None:
-                run(axis=-1 if axis is None else axis, **params)
-            else:
-                run(kth, axis=-1 if axis is None else axis, **params)
-        write_with_req(outputs[0], OpReq(req[0]), compute, xp=xp)
-    return kernel
-
-
-KERNELS = {"sort": _in_place("sort"), "partition": _in_place("partition")}
+KERNELS = {"sort": functools.partial(in_place_kernel, "sort"),
+           "partition": functools.partial(in_place_kernel, "partition")}
 # keywords CuPy's ndarray.sort/partition lack, and the values of them that change nothing
 # there: every sort kind gives the same sorted values, and CuPy sorts stably
 _DROPPED = {"sort": {"kind": (None, "quicksort", "mergesort", "heapsort", "stable"),

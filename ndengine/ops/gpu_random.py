@@ -96,15 +96,26 @@ def _numpy_drawn(xp, cpu_plan, inputs, outputs, req, params):
     return True
 
 
+def _device_draw(cpu_plan, inputs, outputs, req, params):
+    """The arrays' module for a draw the device's generator makes, or None when nothing is
+    left to do: no output is written (the stream only advances for written outputs), or a
+    NumPy Generator drew it on the host (``_numpy_drawn``)."""
+    if OpReq(req[0]) is _NULL:
+        return None
+    xp = module_of(inputs, outputs)
+    if _numpy_drawn(xp, cpu_plan, inputs, outputs, req, params):
+        return None
+    return xp
+
+
 def _random_planner(draw):
     def planner(op, inputs, params, cpu_plan):
         def run(inputs, outputs, req, params):
-            out, r = outputs[0], OpReq(req[0])
-            if r is _NULL:
-                return  # draw nothing: the stream only advances for written outputs
-            xp = module_of(inputs, outputs)
-            if _numpy_drawn(xp, cpu_plan, inputs, outputs, req, params):
+            out = outputs[0]
+            xp = _device_draw(cpu_plan, inputs, outputs, req, params)
+            if xp is None:
                 return
+            r = OpReq(req[0])
             generator = device_generator(xp, params)
             if params.get("array_params"):
                 params = bind_array_params(inputs, params)
@@ -181,12 +192,11 @@ TWINS = {"normal": _normal, "permutation": _permutation, "shuffle": _shuffle,
 
 def _method_planner(op, inputs, params, cpu_plan):
     def run(inputs, outputs, req, params):
-        out, r = outputs[0], OpReq(req[0])
-        if r is _NULL:
-            return  # draw nothing: the stream only advances for written outputs
-        xp = module_of(inputs, outputs)
-        if _numpy_drawn(xp, cpu_plan, inputs, outputs, req, params):
+        out = outputs[0]
+        xp = _device_draw(cpu_plan, inputs, outputs, req, params)
+        if xp is None:
             return
+        r = OpReq(req[0])
         if params["method"] == "shuffle" and "x" not in params.get("array_params", ()) \
                 and xp is np:  # a host list or NumPy array, on a fake GPU: the host's draw
             cpu_plan.run(inputs, outputs, req, params)

@@ -7,12 +7,13 @@ view is copied first.  The very same view is safe for element-wise loops
 (``a += a`` reads element i just before writing element i).
 
 The helpers take the array module ``xp`` of the arrays they handle (``numpy``, the
-default, or ``cupy``: see ``gpu_kernels.array_module``), so the CPU kernels and the gpu
+default, or ``cupy``: see ``outputs.array_module``), so the CPU kernels and the gpu
 kernels share them: ``xp.may_share_memory``, ``xp.copy``, ``xp.empty`` and ``xp.add``
 exist in both.
 """
 from __future__ import annotations
 
+import sys
 from typing import Callable
 
 import numpy as np
@@ -26,6 +27,14 @@ def data_address(a) -> int:
     if isinstance(a, np.ndarray):
         return a.__array_interface__["data"][0]
     return a.data.ptr
+
+
+def array_module(x):
+    """``cupy`` when ``x`` is a CuPy array (tested by its type's module, so CuPy is never
+    imported where it is absent), else ``numpy``."""
+    if type(x).__module__.startswith("cupy"):
+        return sys.modules["cupy"]  # imported: one of its arrays exists
+    return np
 
 
 def same_view(a, b) -> bool:

@@ -223,7 +223,7 @@ class Operator:
     def apply(self, *inputs, device="cpu", **params) -> list:
         """Plan, allocate the outputs and run now (for tests and eager use).  The outputs are
         NumPy arrays on the CPU; on another device, arrays of the inputs' array module
-        (``gpu_kernels.array_module``: CuPy's for CuPy inputs, else NumPy's)."""
+        (``outputs.array_module``: CuPy's for CuPy inputs, else NumPy's)."""
         plan = self.plan(inputs, params, device=device)
         if plan.check is not None:
             plan.check(inputs, params)

@@ -8,36 +8,40 @@ the output itself in place (``ndarray.sort``), so ``x.sort()`` is one pass over 
 """
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
 
 from .numpy_functions import NumpyFunction, axis_index, flat_or_same_shapes
 from .outputs import same_view, write_with_req
+from .plans import OpReq
 from .shapes import shape_of
 
 
-def _in_place(method):
-    """A kernel writing the input into the output, then ``output.sort()`` (or partition)
-    there; the flattened input for axis None."""
-    def kernel(args, keywords, params, outputs, req):
-        (x,) = args
-        params = dict(params)
-        axis = params.pop("axis", -1)
-        kth = params.pop("kth", None)
+def in_place_kernel(method, xp, args, keywords, params, outputs, req):
+    """Write the input into the output, then ``output.sort()`` (or partition) there; the
+    flattened input for axis None. ``xp``: the arrays' module (the GPU kernels call it too)."""
+    (x,) = args
+    params = dict(params)
+    axis = params.pop("axis", -1)
+    kth = params.pop("kth", None)
 
-        def compute(target):
-            if axis is None:
-                target[...] = x.reshape(-1)
-            elif not same_view(x, target):
-                np.copyto(target, x)
-            run = getattr(target, method)
-            if kth is None:
-                run(axis=-1 if axis is None else axis, **params)
-            else:
-                run(kth, axis=-1 if axis is None else axis, **params)
-        write_with_req(outputs[0], req[0], compute)
-    return kernel
+    def compute(target):
+        if axis is None:
+            xp.copyto(target, x.reshape(-1))
+        elif not same_view(x, target):
+            xp.copyto(target, x)
+        run = getattr(target, method)
+        if kth is None:
+            run(axis=-1 if axis is None else axis, **params)
+        else:
+            run(kth, axis=-1 if axis is None else axis, **params)
+    write_with_req(outputs[0], OpReq(req[0]), compute, xp=xp)
+
+
+def _in_place(method):
+    return functools.partial(in_place_kernel, method, np)
 
 
 def _checked_kth(inputs, params):
