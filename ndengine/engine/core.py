@@ -68,7 +68,7 @@ from .config import env_int, worker_count
 from .context import Context, FnProperty, RunContext
 from .errors import resolve_origin
 from .bulk import BulkMixin
-from .devices import order_on, stream_factory as _devices_stream_factory, sync_host
+from .devices import stream_factory as _devices_stream_factory
 from .executor import ExecutorMixin, failure_of
 from .lifecycle import POLL, LifecycleMixin, Operator, tls
 from .recording import Recorder
@@ -356,10 +356,7 @@ class EngineCore(ExecutorMixin, LifecycleMixin, BulkMixin):
                 claimed = True
             in_fn = True
             stream = run_ctx.stream
-            if stream is not None:
-                order_on(stream, reads, writes)
-            elif self._streams:
-                sync_host(reads, writes)
+            self._order_before(stream, reads, writes)
             fn(run_ctx)
             in_fn = False
             if stream is not None:

@@ -106,6 +106,14 @@ class _OnComplete:
 class ExecutorMixin:
     """Running and completing blocks (the engine state is documented in core.py)."""
 
+    def _order_before(self, stream, reads, writes):
+        """Before an op runs: on a GPU stream, wait on the events it must follow; on the host,
+        synchronise the GPU work on its vars (once the engine has GPU streams at all)."""
+        if stream is not None:
+            order_on(stream, reads, writes)
+        elif self._streams:
+            sync_host(reads, writes)
+
     def _gpu_op_done(self, stream, reads, writes):
         """After a GPU op's function returned: its work is queued on ``stream``. The threaded
         engines tag its vars with an event (devices.py) and go on; the NaiveEngine
@@ -141,8 +149,8 @@ class ExecutorMixin:
             if block.is_async:
                 handed_off = True
                 try:
-                    if run_ctx.stream is not None:  # its own work orders itself after these
-                        order_on(run_ctx.stream, block.const_vars, block.mutable_vars)
+                    # its own work orders itself after these (no event is recorded for it)
+                    self._order_before(run_ctx.stream, block.const_vars, block.mutable_vars)
                     block.fn(run_ctx, _OnComplete(self, block, hook, start))
                 except BaseException as exc:  # noqa: B902 - an op's failure must never kill a worker
                     self._async_raised(block, exc, hook, start)
@@ -150,10 +158,7 @@ class ExecutorMixin:
             try:
                 called = True
                 stream = run_ctx.stream
-                if stream is not None:
-                    order_on(stream, block.const_vars, block.mutable_vars)
-                elif self._streams:
-                    sync_host(block.const_vars, block.mutable_vars)
+                self._order_before(stream, block.const_vars, block.mutable_vars)
                 block.fn(run_ctx)
                 if stream is not None:
                     self._gpu_op_done(stream, block.const_vars, block.mutable_vars)
