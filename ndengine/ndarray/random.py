@@ -141,13 +141,11 @@ def _draw(op_name, params, shape, dtype, ctx):
         shape = np.broadcast_shapes(*(np.shape(v) for v in params.values() if v is not None))
     state = _device_state(ctx)
     turn = state.turn
-    arrays = tuple(k for k, v in params.items() if isinstance(v, NDArray))
-    inputs = [turn] + [params[k] for k in arrays]  # NDArray parameters: read when it runs
-    params = {k: v for k, v in params.items() if k not in arrays}
+    # NDArray parameters are read here, at the call, where NumPy's checks of their values
+    # raise (the op then holds host values, which a GPU's draw copies in)
+    params = {k: v.asnumpy() if isinstance(v, NDArray) else v for k, v in params.items()}
     params.update(shape=shape, dtype=dtype, generator=state.generator)
-    if arrays:
-        params["array_params"] = arrays
-    out = _invoke(ops.get(op_name), inputs, params)[0]  # reads turn: after the earlier draws
+    out = _invoke(ops.get(op_name), [turn], params)[0]  # reads turn: after the earlier draws
     _invoke(_ORDER, [], None, out=turn, ctx=state.ctx)  # writes turn: the next draw waits for it
     return out
 

@@ -27,7 +27,7 @@ from .dtypes import check_dtype, is_array_spec
 from .outputs import single_output, write_with_req
 from .registry import Operator, OpReq, add_operator
 from .creation import _shape
-from .shapes import normalize_axis_index, shape_of
+from .shapes import normalize_axis_index
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _CHECKER = np.random.Generator(np.random.PCG64(0))  # draws only to check parameters
@@ -64,47 +64,6 @@ def _check_with_numpy(method, shape, args, **kwargs):
     else:
         size = None
     getattr(_CHECKER, method)(*args, size=size, **kwargs)
-
-
-# NDArray parameters (``nd.random.normal(loc_array, 1.0)``) travel as inputs after the order
-# array, named by the param ``array_params`` (read when the draw runs, as every op's inputs).
-# At the call their shapes are checked against NumPy with stand-ins of valid values; their
-# values are checked by NumPy's own parameter checks when the draw runs (``check_values``).
-_STAND_INS = {"low": 0, "high": 1, "loc": 0, "scale": 1}
-_METHODS = {"random_uniform": ("uniform", ("low", "high")),
-            "random_normal": ("normal", ("loc", "scale")),
-            "random_randint": ("integers", ("low", "high"))}
-
-
-def bind_array_params(inputs, params):
-    """The params with the array params put back under their names (from the inputs after
-    the order array), without ``array_params``."""
-    names = params.get("array_params", ())
-    if not names:
-        return params
-    bound = {k: v for k, v in params.items() if k != "array_params"}
-    bound.update(zip(names, inputs[len(inputs) - len(names):]))
-    return bound
-
-
-def _with_array_params(infer):
-    def infer_bound(*inputs, **params):
-        names = params.get("array_params", ())
-        if names:
-            params = bind_array_params(inputs, params)
-            for name in names:  # a valid value of the array's shape: its values come later
-                params[name] = np.full(shape_of(params[name]), _STAND_INS[name],
-                                       check_dtype(params[name].dtype))
-        return infer(**params)
-    return infer_bound
-
-
-def check_values(op_name, shape, dtype, params):
-    """NumPy's checks of a draw's parameter values, when some are arrays (on the host)."""
-    method, names = _METHODS[op_name]
-    args = tuple(np.asarray(params[n]) if n in params else None for n in names)
-    extra = {"dtype": dtype} if method == "integers" else {}
-    _check_with_numpy(method, shape, args if args[-1] is not None else args[:-1], **extra)
 
 
 def infer_uniform(*order, low=0.0, high=1.0, shape=(), dtype=np.float64, generator=None):
@@ -146,15 +105,12 @@ def draw_randint(generator, shape, dtype, low, high=None, **_):
     return generator.integers(low, high, size=shape, dtype=dtype)
 
 
-def _random_kernel(name, draw):
+def _random_kernel(draw):
     def kernel(inputs, outputs, req, **params):
         out, req = single_output(outputs, req)
         if req is OpReq.NULL:
             return  # draw nothing: the stream only advances for written outputs
         generator = _generator(params)
-        if params.get("array_params"):
-            params = bind_array_params(inputs, params)
-            check_values(name, out.shape, out.dtype, params)
         rest = {k: v for k, v in params.items() if k not in ("generator", "shape", "dtype")}
         write_with_req(out, req, lambda target: target.__setitem__(
             Ellipsis, draw(generator, target.shape, target.dtype, **rest)))
@@ -325,9 +281,9 @@ def _method_kernel(inputs, outputs, req, *, generator, method, array_params=(), 
 def register_all() -> None:
     for name, infer, draw, doc in RANDOM_TABLE:
         # the generator changes no decision: one plan for every generator
-        op = Operator(name, num_inputs=None, kind="random", infer=_with_array_params(infer),
-                      doc=doc, unkeyed_params=("generator",))
-        add_operator(op.set_kernel("cpu", _random_kernel(name, draw)))
+        op = Operator(name, num_inputs=None, kind="random", infer=infer, doc=doc,
+                      unkeyed_params=("generator",))
+        add_operator(op.set_kernel("cpu", _random_kernel(draw)))
     method = Operator("random_method", num_inputs=None, kind="random", infer=infer_method,
                       doc="a method of NumPy's Generator, called as it is (GENERATOR_METHODS)",
                       unkeyed_params=("generator",))
