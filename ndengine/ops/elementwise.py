@@ -30,6 +30,7 @@ from . import elementwise_ufunc_kernels as uk
 from .caching import cached_property
 from .dtypes import (EXTENDED_DTYPES, check_dtype, check_scalar_fits, int_bounds,
                      is_array_spec, promotion_operand, result_type)
+from .deferred_loops import bind as bind_deferred, deferred_kernels
 from .elementwise_run import (NUMPY_BINARY, NUMPY_UNARY, array_converter, flat_run,
                               general_run, nothing_run, numpy_loops, numpy_typed_loops,
                               scalar_converter)
@@ -187,12 +188,33 @@ class ElementwiseSpec:
     @cached_property
     def loops(self) -> ek.LoopKernels:
         """1-D loops for any dtype (the general run): NumPy's where it is faster, else Numba's."""
+        return self._loops_around(lambda: self.numba_loops)
+
+    def _loops_around(self, numba_loops):
         numpy_loop = self.numpy_loop
         if numpy_loop is None:
-            return self.numba_loops
+            return numba_loops()
         if self.scalar is None:  # the ufunc's own loops: every dtype it resolves to
             return self.numpy_loops
-        return numpy_typed_loops(*numpy_loop, self.numba_loops, self.arity)
+        return numpy_typed_loops(*numpy_loop, numba_loops(), self.arity)
+
+    @property
+    def defers_compile(self) -> bool:
+        """Whether NumPy's loop runs a signature until its Numba loop is worth compiling
+        (``deferred_loops``): where the ufunc is the op itself, with one output and the
+        plain choice of loops."""
+        return (self.scalar is not None and getattr(np, self.name, None) is self.ufunc
+                and self.ufunc.nout == 1 and type(self).plan_loops is ElementwiseSpec.plan_loops)
+
+    @cached_property
+    def general_loops(self) -> ek.LoopKernels:
+        """The general run's loops: ``loops``, each Numba signature deferred where
+        ``defers_compile`` (other callers of ``loops``, power's, keep the Numba loop's
+        results, which may differ from NumPy's ufunc outside its dtypes: complex square)."""
+        if not self.defers_compile:
+            return self.loops
+        return self._loops_around(
+            lambda: deferred_kernels(self.numba_loops, self.extended_loops))
 
     @property
     def computes_extended(self) -> bool:
@@ -268,7 +290,7 @@ class ElementwiseSpec:
         run = self._flat_run(inputs, computation, shape, out_dtype, target, aliases, req, size)
         if run is None:
             loops = (self.extended_loops if computes_in_extended(computation, out_dtype)
-                     else self.loops)
+                     else self.general_loops)
             run = general_run(loops, computation, self.wrap_scalars)
         check = self.input_check(inputs, computation, shape)
         return run if check is None else _with_input_check(run, check)
@@ -296,10 +318,16 @@ class ElementwiseSpec:
                 kinds.append(_FULL if size == 1 else _ONE)
                 converters.append(scalar_converter(
                     dtype, self.wrap_scalars and not isinstance(value, np.generic)))
-        loop = _pick_loop(self.plan_loops(computation, out_dtype), kinds, use_parallel(size))
+        loops, parallel = self.plan_loops(computation, out_dtype), use_parallel(size)
+        loop = _pick_loop(loops, kinds, parallel)
         if loop is None:
             return None
-        return flat_run(loop, converters, len(shape) != 1)
+        if self.defers_compile and loops is self.numba_loops:
+            slot = bind_deferred(loop, _pick_loop(self.extended_loops, kinds, parallel),
+                                 (*computation, out_dtype))
+        else:
+            slot = [loop]
+        return flat_run(slot, converters, len(shape) != 1)
 
     def register(self, kind: str) -> Operator:
         arity = self.arity

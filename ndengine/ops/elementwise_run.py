@@ -142,8 +142,9 @@ def scalar_converter(dtype, wrap: bool):
     return convert
 
 
-def flat_run(loop, converters, ravel_out: bool):
-    """The flat run: convert the operands as planned, call the one loop planned."""
+def flat_run(slot, converters, ravel_out: bool):
+    """The flat run: convert the operands as planned, call the one loop planned (``slot[0]``:
+    a one-item list, so that a deferred loop can put its compiled loop there)."""
     if len(converters) == 1:
         (convert,) = converters
 
@@ -154,7 +155,7 @@ def flat_run(loop, converters, ravel_out: bool):
                 x = convert(x)
             if ravel_out:
                 out = out.reshape(-1)
-            loop(x, out)
+            slot[0](x, out)
     elif len(converters) == 2:
         convert_x, convert_y = converters
 
@@ -167,13 +168,13 @@ def flat_run(loop, converters, ravel_out: bool):
                 y = convert_y(y)
             if ravel_out:
                 out = out.reshape(-1)
-            loop(x, y, out)
+            slot[0](x, y, out)
     else:
         def run(inputs, outputs, req, params):
             out = outputs[0]
             if ravel_out:
                 out = out.reshape(-1)
-            loop(*[v if c is None else c(v) for c, v in zip(converters, inputs)], out)
+            slot[0](*[v if c is None else c(v) for c, v in zip(converters, inputs)], out)
     return run
 
 

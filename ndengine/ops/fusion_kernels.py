@@ -6,9 +6,8 @@ variant is further keyed by layout (``("flat", leaf classes)`` or ``("nd", ndim)
 serial/parallel.  Sizes, strides and scalar values are arguments: one compile per
 structure and layout.
 
-Compiling runs on one background thread (Numba compiles one function at a time anyway),
-so a new expression never stalls its caller: until its kernel is ready the caller runs the
-blocked evaluator.  ``request`` queues a variant; ``wait`` blocks (tests, benchmarks).
+Compiling runs on the compile thread (``compile_queue``), so a new expression never stalls
+its caller: until its kernel is ready the caller runs the blocked evaluator.  ``request`` queues a variant; ``wait`` blocks (tests, benchmarks).
 
 Statistics (``stats()``): per key the calls (hits), when it was first seen (a miss), each
 variant's compile or load time and whether Numba loaded it from its disk cache, and the
@@ -17,11 +16,10 @@ best time per element measured for each evaluator.
 from __future__ import annotations
 
 import os
-import queue
-import sys
 import threading
 import time
 
+from . import compile_queue
 from .fusion_codegen import kernel_source, load_kernel, scalar_slots
 from .fusion_eval import BlockedEvaluator
 from .fusion_rows import warm as warm_rows
@@ -84,25 +82,14 @@ def entry_for(program, dests) -> KernelEntry:
 
 # ------------------------------------------------------------------ background compiles
 
-_queue: queue.Queue = queue.Queue()
-_thread = None
-
-
 def request(entry, variant) -> threading.Event:
     """Queue ``variant`` = (layout, parallel) of ``entry`` for compiling, once; returns the
     event set when it is ready or failed."""
-    global _thread
     with _lock:
         event = entry.events.get(variant)
-        if event is not None:
-            return event
-        event = entry.events[variant] = threading.Event()
-        _queue.put((entry, variant))
-        if _thread is None or not _thread.is_alive():
-            # a daemon: an exit never waits for a compile (Numba's cache writes are atomic)
-            _thread = threading.Thread(target=_compile_loop, name="ndengine-fusion-compile",
-                                       daemon=True)
-            _thread.start()
+        if event is None:
+            event = entry.events[variant] = threading.Event()
+            compile_queue.submit(lambda: _compile(entry, variant), event)
     return event
 
 
@@ -110,14 +97,6 @@ def wait(entry, variant, timeout=None):
     """The compiled variant, compiling it now if needed (None if it failed)."""
     request(entry, variant).wait(timeout)
     return entry.variants.get(variant)
-
-
-def _compile_loop():
-    while True:
-        entry, variant = _queue.get()
-        if sys.is_finalizing():
-            return
-        _compile(entry, variant)
 
 
 def _compile(entry, variant):
@@ -136,15 +115,12 @@ def _compile(entry, variant):
         entry.loaded_from_disk[variant] = loaded
     finally:
         entry.compile_seconds[variant] = time.perf_counter() - start
-        entry.events[variant].set()
 
 
 def _reset_in_child():
     # a forked child has none of the parent's threads: compiles queued or under way there
     # never finish here, so forget them (they are requested again when needed)
-    global _queue, _thread, _lock
-    _queue = queue.Queue()
-    _thread = None
+    global _lock
     _lock = threading.Lock()
     for entry in list(_entries.values()):
         for variant, event in list(entry.events.items()):

@@ -1,0 +1,67 @@
+"""One background thread that compiles what callers asked for, one job at a time.
+
+Numba compiles one function at a time anyway (its compiler lock), so one thread is all a
+queue of compiles can use; while it works, callers run something slower that needs no
+compile (fusion's blocked evaluator, NumPy's own loop of an element-wise op). Callers keep
+their own record of what they asked for (one request per thing to compile).
+
+State, module-wide:
+
+    _queue    the jobs not yet started, in submission order: (job, event).
+    _thread   the daemon thread running them, started by the first submission (and again
+              after a fork, whose child has none of the parent's threads).
+
+Invariant: a job's event is set once the job has run, whatever its outcome; a job records
+its own failure where its caller looks (the queue never raises, and keeps serving). Jobs
+queued in a parent that forks never run in the child: their events stay unset there, and
+callers forget them at fork (``fusion_kernels``, ``deferred_loops``).
+"""
+from __future__ import annotations
+
+import os
+import queue
+import sys
+import threading
+
+__all__ = ["submit"]
+
+_queue: queue.Queue = queue.Queue()
+_thread = None
+_lock = threading.Lock()
+
+
+def submit(job, event=None) -> threading.Event:
+    """Run ``job()`` on the compile thread; returns the event set once it has run."""
+    global _thread
+    event = threading.Event() if event is None else event
+    with _lock:
+        _queue.put((job, event))
+        if _thread is None or not _thread.is_alive():
+            # a daemon: an exit never waits for a compile (Numba's cache writes are atomic)
+            _thread = threading.Thread(target=_run_jobs, name="ndengine-compile", daemon=True)
+            _thread.start()
+    return event
+
+
+def _run_jobs():
+    while True:
+        job, event = _queue.get()
+        if sys.is_finalizing():
+            return
+        try:
+            job()
+        except BaseException:  # noqa: BLE001 - a job records its own failure; keep serving
+            pass
+        finally:
+            event.set()
+
+
+def _reset_in_child():
+    global _queue, _thread, _lock
+    _queue = queue.Queue()
+    _thread = None
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_in_child)

@@ -1,0 +1,250 @@
+"""Deferred Numba loops (ops/deferred_loops.py): the exact state after each transition, the
+results unchanged across the switch from NumPy's loop to Numba's, and every deferring op's
+Numba loop equal to NumPy's ufunc (the loop most of the suite's short-lived signatures run)."""
+import itertools
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import ndengine as nd
+from ndengine.ops import compile_queue, deferred_loops as dl, elementwise
+
+
+
+class FakeNumbaLoop:
+    """A Numba dispatcher's two calls: compile(signature) and the call itself."""
+
+    def __init__(self, compile_error=None):
+        self.calls = 0
+        self.compiled = []
+        self.compile_error = compile_error
+        self.release = threading.Event()
+        self.release.set()
+
+    def compile(self, signature):
+        self.release.wait(10)
+        if self.compile_error:
+            raise self.compile_error
+        self.compiled.append(signature)
+
+    def __call__(self, x, out):
+        self.calls += 1
+        out[:] = x + 1
+
+
+class FakeNumpyLoop:
+    def __init__(self, refuse=False):
+        self.calls = 0
+        self.refuse = refuse
+
+    def __call__(self, x, out):
+        self.calls += 1
+        if self.refuse:
+            raise TypeError("no loop for these operands")
+        np.add(x, 1, out=out)
+
+
+@pytest.fixture
+def jit_after():
+    previous = dl.jit_after()
+    yield dl.set_jit_after
+    dl.set_jit_after(previous)
+
+
+def _call(slot, n=1):
+    x = np.arange(4.0)
+    for _ in range(n):
+        out = np.empty(4)
+        slot[0](x, out)
+        np.testing.assert_array_equal(out, x + 1)
+
+
+DTYPES = (np.dtype(np.float64), np.dtype(np.float64))
+
+
+def test_numpy_runs_until_the_count_then_the_compile_is_queued(jit_after):
+    jit_after(3)
+    numba, numpy = FakeNumbaLoop(), FakeNumpyLoop()
+    numba.release.clear()  # hold the compile: QUEUED is observable
+    slot = dl.bind(numba, numpy, DTYPES)
+    assert dl.state_of(numba, DTYPES) == (dl.WAITING, 0)
+    _call(slot, 3)
+    assert dl.state_of(numba, DTYPES) == (dl.WAITING, 3)
+    assert (numpy.calls, numba.calls, numba.compiled) == (3, 0, [])
+    _call(slot)  # the 4th call queues the compile and still runs NumPy's loop
+    assert dl.state_of(numba, DTYPES) == (dl.QUEUED, 4)
+    _call(slot, 2)
+    assert (numpy.calls, numba.calls) == (6, 0)
+    numba.release.set()
+    assert dl.wait_all(10)
+    assert dl.state_of(numba, DTYPES)[0] == dl.READY
+    assert len(numba.compiled) == 1 and len(numba.compiled[0]) == 2  # (x, out) types
+    _call(slot)  # the first call after READY runs Numba's loop and puts it in the slot
+    assert slot[0] is numba and (numpy.calls, numba.calls) == (6, 1)
+    _call(slot)
+    assert (numpy.calls, numba.calls) == (6, 2)
+    # a plan bound later gets the compiled loop at once
+    assert dl.bind(numba, numpy, DTYPES)[0] is numba
+
+
+def test_count_zero_compiles_at_the_first_call(jit_after):
+    jit_after(0)
+    numba, numpy = FakeNumbaLoop(), FakeNumpyLoop()
+    slot = dl.bind(numba, numpy, DTYPES)
+    _call(slot)
+    assert dl.state_of(numba, DTYPES)[0] == dl.READY
+    assert (numpy.calls, numba.calls, slot[0]) == (0, 1, numba)
+
+
+def test_numpy_refusing_the_operands_switches_to_numba(jit_after):
+    jit_after(5)
+    numba, numpy = FakeNumbaLoop(), FakeNumpyLoop(refuse=True)
+    slot = dl.bind(numba, numpy, DTYPES)
+    _call(slot, 2)
+    assert dl.state_of(numba, DTYPES) == (dl.NUMBA_ONLY, 1)
+    assert (numpy.calls, numba.calls) == (1, 2)
+
+
+def test_a_failed_compile_keeps_numpys_loop(jit_after):
+    jit_after(1)
+    numba, numpy = FakeNumbaLoop(compile_error=RuntimeError("no lowering")), FakeNumpyLoop()
+    slot = dl.bind(numba, numpy, DTYPES)
+    _call(slot, 2)
+    assert dl.wait_all(10)
+    assert dl.state_of(numba, DTYPES)[0] == dl.NUMPY_ONLY
+    assert "RuntimeError: no lowering" in dl.stats()["failures"]
+    _call(slot, 3)
+    assert (numpy.calls, numba.calls) == (5, 0)
+
+
+def test_general_run_loops_defer_per_call_dtypes(jit_after):
+    jit_after(1)
+    numba, numpy = FakeNumbaLoop(), FakeNumpyLoop()
+    loops = dl.deferred_kernels(elementwise.ek.LoopKernels(numba, numba),
+                                elementwise.ek.LoopKernels(numpy, numpy))
+    x = np.arange(3, dtype=np.int8)
+    loops.serial(x, np.empty(3, np.int8))
+    assert dl.state_of(numba, (x.dtype, x.dtype)) == (dl.WAITING, 1)
+    loops.serial(x, np.empty(3, np.int8))
+    assert dl.wait_all(10) and dl.state_of(numba, (x.dtype, x.dtype))[0] == dl.READY
+    loops.serial(x, np.empty(3, np.int8))
+    assert (numpy.calls, numba.calls) == (2, 1)
+
+
+def test_the_count_is_checked():
+    with pytest.raises(ValueError, match="whole number"):
+        dl.set_jit_after(-1)
+    env = dict(os.environ, NDENGINE_JIT_AFTER="soon")
+    result = subprocess.run([sys.executable, "-c", "import ndengine"], env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0 and "NDENGINE_JIT_AFTER" in result.stderr
+
+
+def test_the_compile_queue_survives_a_failing_job():
+    def fail():
+        raise RuntimeError("job failed")
+    assert compile_queue.submit(fail).wait(10)
+    done = []
+    assert compile_queue.submit(lambda: done.append(1)).wait(10) and done == [1]
+
+
+@pytest.mark.usefixtures("nd_engine")
+def test_results_are_the_same_before_and_after_the_switch(jit_after):
+    jit_after(2)
+    rng = np.random.default_rng(7)
+    a = rng.integers(-500, 500, 64).astype(np.int16)
+    b = rng.integers(1, 60000, 64).astype(np.uint16)
+    x, y = nd.array(a), nd.array(b)
+    spec = elementwise.spec("hypot")
+    computation, out_dtype = spec.resolve((a, b), {})
+    loop = spec.numba_loops.serial
+    for _ in range(6):  # NumPy's loop, the compile queued, then (once compiled) Numba's
+        np.testing.assert_array_equal(nd.hypot(x, y).asnumpy(), np.hypot(a, b))
+        np.testing.assert_array_equal((x * y - x).asnumpy(), a * b - a)
+    assert dl.wait_all(60)
+    state, _ = dl.state_of(loop, (*computation, out_dtype))
+    assert state == dl.READY
+    np.testing.assert_array_equal(nd.hypot(x, y).asnumpy(), np.hypot(a, b))
+
+
+# ------------------------------------------------ each Numba loop against NumPy's ufunc
+
+def _edge_values(dtype):
+    if dtype.kind == "b":
+        return np.array([False, True])
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        values = [0, 1, 2, 3, 7, info.max, info.max - 1, info.min]
+        if dtype.kind == "i":
+            values += [-1, -2, -7, info.min + 1]
+        return np.array(values, dtype)
+    info = np.finfo(dtype)
+    return np.array([0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 7.25, np.inf, -np.inf, np.nan,
+                     info.max, -info.max, info.tiny, 1e-3], dtype)
+
+
+_DEFERRING = sorted(name for name, s in elementwise._SPECS.items() if s.defers_compile)
+_LOOP_DTYPES = [np.dtype(d) for d in ("float64", "int16", "float32", "uint8", "int64",
+                                      "bool", "int32", "uint32", "int8", "uint64")]
+_INEXACT = {"exp", "log", "log1p", "expm1", "sin", "cos", "tan", "tanh", "arcsin",
+            "arccos", "arctan", "hypot"}
+# max(0.0, -0.0) is either zero: NumPy's own loops differ (SIMD or not) in which they give
+_ANY_ZERO_SIGN = {"maximum", "minimum", "fmax", "fmin"}
+
+
+def _cases(full):
+    for index, name in enumerate(_DEFERRING):
+        dtypes = _LOOP_DTYPES if full else [_LOOP_DTYPES[index % len(_LOOP_DTYPES)]]
+        for dtype in dtypes:
+            yield pytest.param(name, dtype, id=f"{name}-{dtype}",
+                               marks=[] if not full else [pytest.mark.slow])
+
+
+def _check_numba_loop(name, dtype):
+    spec = elementwise.spec(name)
+    edges = _edge_values(dtype)
+    operands = ([edges] if spec.arity == 1 else
+                [np.array(p, dtype) for p in zip(*itertools.product(edges, edges))])
+    try:
+        computation, out_dtype = spec.resolve(tuple(operands), {})
+    except TypeError:
+        pytest.skip(f"{name} refuses {dtype}, as NumPy does")
+    if spec.plan_loops(computation, out_dtype) is not spec.numba_loops:
+        pytest.skip(f"{name} of {dtype} always runs NumPy's own loop")
+    cast = [o.astype(c) for o, c in zip(operands, computation)]
+    expected = np.empty(cast[0].shape, out_dtype)
+    with np.errstate(all="ignore"):
+        spec.ufunc(*cast, out=expected)
+    loops = spec.numba_loops
+    got = np.empty_like(expected)
+    loops.serial(*cast, got)
+    variants = [got]
+    if spec.arity == 2:  # the array-scalar loops, with each edge as the scalar
+        for scalar in edges[:4]:
+            one = np.array([scalar], dtype).astype(computation[1])
+            out = np.empty_like(expected)
+            loops.serial_array_scalar(cast[0], one, out)
+            with np.errstate(all="ignore"):
+                np.testing.assert_array_equal(out, spec.ufunc(cast[0], one).astype(out_dtype))
+    for result in variants:
+        if name in _INEXACT and out_dtype.kind == "f":
+            np.testing.assert_allclose(result, expected, rtol=4 * np.finfo(out_dtype).eps,
+                                       equal_nan=True)
+        else:
+            np.testing.assert_array_equal(result, expected)
+            if out_dtype.kind == "f" and name not in _ANY_ZERO_SIGN:  # the sign of zero too
+                np.testing.assert_array_equal(np.signbit(result), np.signbit(expected))
+
+
+@pytest.mark.parametrize("name, dtype", list(_cases(full=False)))
+def test_numba_loop_equals_numpys_ufunc(name, dtype):
+    _check_numba_loop(name, dtype)
+
+
+@pytest.mark.parametrize("name, dtype", list(_cases(full=True)))
+def test_numba_loop_equals_numpys_ufunc_every_dtype(name, dtype):
+    _check_numba_loop(name, dtype)
