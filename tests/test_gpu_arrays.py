@@ -58,6 +58,23 @@ def test_copies_between_every_pair_of_devices(gpus, dtype):
     assert on["gpu1"].context == nd.gpu(1) and on["back"].context == nd.cpu(0)
 
 
+@pytest.mark.parametrize("size", [16, 3000, 300_000])
+def test_a_copy_sees_the_ops_still_gathered_before_it(gpus, size):
+    # ops on small arrays wait in this thread's window (segment.py, lazy.py) until something
+    # needs them: a copy pushed straight to the copy pool must push them first (it read the
+    # array's old values on the threaded engines before)
+    need(gpus, 2)
+    for _ in range(3):
+        y = nd.ones(size, ctx=nd.gpu(0)) * 3.0 + 1.0
+        np.testing.assert_array_equal(y.as_in_context(nd.cpu()).asnumpy(), 4.0)
+        z = nd.ones(size, ctx=nd.gpu(0)) * 5.0
+        np.testing.assert_array_equal(z.copyto(nd.gpu(1)).asnumpy(), 5.0)
+        target = nd.zeros(size, ctx=nd.gpu(0))
+        (nd.ones(size) * 2.0).copyto(target)  # from the CPU, into an existing array
+        target *= 3.0
+        np.testing.assert_array_equal(target.asnumpy(), 6.0)
+
+
 def test_copies_run_on_the_gpus_copy_pool(gpus):
     eng = nd.engine.get()
     if eng.kind == "NaiveEngine":

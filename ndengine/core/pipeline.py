@@ -105,6 +105,7 @@ def copy_between(source, target):
                 device.upload(dst, staged, stream)
             else:
                 device.device_copy(dst, src, stream)
+    _segment.flush_before((source, target))  # e.g. the lazy window that computes source
     _engine_mod.get().push_sync(copy, run_on, (source._chunk.var,), (target._chunk.var,),
                                 prop, name="copyto")
 
@@ -368,9 +369,7 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
     else:
         run = _Run(plan, inputs, outputs, req, params, cast_into)
         prop = _ASYNC if small and device == "cpu" else _NORMAL
-    _segment.flush_own()  # gathered ops of this thread go first, and any touching these arrays
-    _segment.flush_touching(inputs)
-    _segment.flush_touching(outputs)
+    _segment.flush_before(inputs, outputs)  # gathered ops of this thread, and any on these
     engine.push_sync(run, ctx, reads, writes, prop, 0, op.name,
                      run.describe,  # called only by a profiler
                      _engine_mod.caller_origin,  # called only when needed: the user's line

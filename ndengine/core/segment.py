@@ -62,7 +62,7 @@ from .. import engine as _engine_mod
 from ..engine import FnProperty
 from .array import NDArray
 
-__all__ = ["append", "flush_touching", "flush_marked", "flush_own", "flush_all",
+__all__ = ["append", "flush_before", "flush_touching", "flush_marked", "flush_own", "flush_all",
            "flush_window", "thread_segment", "open_window_locked", "flush_locked", "WindowBase"]
 
 _ASYNC = FnProperty.ASYNC
@@ -265,6 +265,15 @@ def flush_touching(arrays, skip=None):
             window = x._chunk.window
             if window is not None and window.segment is not skip and window.open:
                 flush_window(window)
+
+
+def flush_before(*array_lists):
+    """Before an op pushed straight to the engine (not gathered): this thread's open window,
+    then every window touching an NDArray in ``array_lists``, so that the engine sees the
+    ops in the order they were written."""
+    flush_own()
+    for arrays in array_lists:
+        flush_touching(arrays)
 
 
 def flush_all():
