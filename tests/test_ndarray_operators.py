@@ -232,6 +232,16 @@ def test_bool_power_follows_the_operator_not_the_ufunc(exponent, shape):
     run_xp(lambda xp: exponent ** xp.array(b))
 
 
+@pytest.mark.parametrize("exponent", [2, -1, 0.5, 2.0, 3, -1.0, 1])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_power_follows_the_operator_at_the_range_edges(exponent, dtype):
+    # NumPy's ``array ** 2`` is square(array), ``** -1`` reciprocal, ``** 0.5`` sqrt: for
+    # complex values near the largest finite one these differ from np.power's (inf)
+    big = np.sqrt(np.finfo(dtype).max) * 1.0000001
+    c = np.array([big + 3e15j, big * (1 + 1j), 1 - 2j, 0j], dtype)
+    run_xp(lambda xp: xp.array(c) ** exponent)
+
+
 def test_operator_with_numpy_operands():
     """NumPy arrays and NumPy scalars on either side become NDArray operands."""
     x = nd.array([1.0, 2.0, 3.0])

@@ -73,11 +73,20 @@ def _power(forward):
         # NumPy evaluates ``array ** 2`` as square(array) (number.c, fast_scalar_power): the
         # same values as power, but a bool array gives int8 where power gives int64.  (The
         # other exponents it special-cases give power's own values: the power op's loops
-        # take the same shortcuts for a scalar exponent.)
-        if type(other) is int and other == 2 and self.dtype == _BOOL:
-            return invoke(ops.get("square"), [self])[0]
+        # take the same shortcuts for a scalar exponent.)  For complex arrays the shortcuts
+        # (int 2, int -1, float 0.5) differ from power's values at the edges of the range:
+        # ``complex64(1.8e19) ** 2`` is finite, ``np.power`` of it inf.
+        kind = type(other)
+        if kind is int or kind is float:
+            fast = _FAST_POWERS.get((kind, other))
+            if fast is not None and (self.dtype.kind == "c" or (
+                    fast == "square" and self.dtype == _BOOL)):
+                return invoke(ops.get(fast), [self])[0]
         return forward(self, other)
     return __pow__
+
+
+_FAST_POWERS = {(int, 2): "square", (int, -1): "reciprocal", (float, 0.5): "sqrt"}
 
 
 def _clip_method(self, min=None, max=None, out=None, *, dtype=None):
