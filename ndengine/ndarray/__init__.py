@@ -42,3 +42,8 @@ __all__ += [name for name in _STATISTICS if name not in __all__]
 _ALIASES = {"amax": "max", "amin": "min", "around": "round", "concat": "concatenate"}
 globals().update({alias: globals()[name] for alias, name in _ALIASES.items()})
 __all__ += list(_ALIASES)
+
+# dask.array chunks of NDArrays: registered now if dask.array is imported, else right after
+# its import (last here: registering reads this package's functions)
+from . import dask_chunks as _dask_chunks  # noqa: E402
+_dask_chunks.install()

@@ -15,7 +15,7 @@ from .. import ops
 from ..ops import elementwise
 from ..ops.plans import NUMPY_SCALAR_TYPES
 from ..core import NDArray, as_operand as _as_operand, invoke
-from .ufuncs import apply_op, array_ufunc, context_of, output_array
+from .ufuncs import apply_op, array_ufunc, context_of, defers_to, output_array
 
 __all__ = ["module_function", "add_family", "BINARY_OPERATORS", "UNARY_OPERATORS",
            "REDUCTIONS"]
@@ -42,11 +42,15 @@ def _binary(op_name):
     # Looked up per call (a user may replace an op), and every line here is paid per tiny op.
     def forward(self, other):
         if type(other) not in _OPERANDS:
+            if defers_to(other):  # a dask array, say: its reflected operator runs
+                return NotImplemented
             other = _as_operand(other, self.context)
         return invoke(ops.get(op_name), [self, other])[0]
 
     def reflected(self, other):
         if type(other) not in _OPERANDS:
+            if defers_to(other):
+                return NotImplemented
             other = _as_operand(other, self.context)
         return invoke(ops.get(op_name), [other, self])[0]
 
@@ -96,6 +100,8 @@ def _clip_method(self, min=None, max=None, out=None, *, dtype=None):
 
 def _divmod(self, other):
     if type(other) not in _OPERANDS:
+        if defers_to(other):
+            return NotImplemented
         other = _as_operand(other, self.context)
     return tuple(invoke(ops.get("divmod"), [self, other]))
 

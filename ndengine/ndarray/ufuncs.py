@@ -18,7 +18,7 @@ from ..ops.shapes import broadcast_shapes
 from ..core import NDArray, as_operand as _as_operand, invoke
 
 __all__ = ["array_ufunc", "output_array", "check_out", "ufunc_out_operands", "context_of",
-           "apply_op"]
+           "apply_op", "defers_to"]
 
 # NumPy ufunc names that differ from our op names
 _UFUNC_ALIASES = {"divide": "true_divide", "remainder": "mod", "absolute": "abs"}
@@ -29,6 +29,14 @@ _METHOD_KWARGS = {"reduce": {"axis", "dtype", "out", "keepdims", "initial"},
                   "reduceat": {"axis", "dtype", "out"},
                   "outer": {"dtype", "out"},
                   "at": set()}
+
+
+def defers_to(value):
+    """Whether ``value`` is another library's array taking part in NumPy's protocols (a dask
+    array, say), which NDArrays cannot take as operands: NDArray's operators and ufuncs then
+    return NotImplemented, so its own implementation runs (NEP 13), as for NumPy's arrays."""
+    kind = type(value)
+    return hasattr(kind, "__array_ufunc__") and not issubclass(kind, (NDArray, np.ndarray))
 
 
 def output_array(out, name):
@@ -115,11 +123,16 @@ def _has_elementwise_op(ufunc):
 
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     """NDArray.__array_ufunc__ (see the module docstring)."""
+    outs = kwargs.get("out")
+    for x in inputs:  # (the type test first: this runs on every call)
+        if type(x) is not NDArray and defers_to(x):
+            return NotImplemented
+    if outs is not None and any(map(defers_to, outs)):
+        return NotImplemented
     if method != "__call__":
         return _ufunc_method(ufunc, method, inputs, kwargs)
     from .operators import registered_function
     name = _op_name(ufunc)
-    outs = kwargs.get("out")
     writes_ndarray = outs is not None and any(isinstance(o, NDArray) for o in outs)
     if not kwargs or kwargs.keys() <= {"out", "dtype"}:
         function = registered_function(name)
