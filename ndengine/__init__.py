@@ -33,5 +33,6 @@ def __getattr__(name):
 
 from . import array_api  # noqa: E402,F401 - the standard's namespace; sets NDArray.__array_namespace__
 from . import autograd  # noqa: E402,F401 - record/backward; sets NDArray.attach_grad & co.
+from . import kv  # noqa: E402,F401 - MXNet's KVStore (nd.kv.create)
 from_dlpack = array_api.from_dlpack  # NumPy's name too: zero copy where the memory allows
 __all__.append("from_dlpack")
