@@ -5,13 +5,12 @@ import itertools
 import os
 import subprocess
 import sys
-import threading
 
 import numpy as np
 import pytest
 
 import ndengine as nd
-from ndengine.ops import compile_queue, deferred_loops as dl, elementwise
+from ndengine.ops import deferred_loops as dl, elementwise
 
 
 
@@ -22,11 +21,8 @@ class FakeNumbaLoop:
         self.calls = 0
         self.compiled = []
         self.compile_error = compile_error
-        self.release = threading.Event()
-        self.release.set()
 
     def compile(self, signature):
-        self.release.wait(10)
         if self.compile_error:
             raise self.compile_error
         self.compiled.append(signature)
@@ -66,27 +62,20 @@ def _call(slot, n=1):
 DTYPES = (np.dtype(np.float64), np.dtype(np.float64))
 
 
-def test_numpy_runs_until_the_count_then_the_compile_is_queued(jit_after):
+def test_numpy_runs_until_the_count_then_numba_compiles_and_runs(jit_after):
     jit_after(3)
     numba, numpy = FakeNumbaLoop(), FakeNumpyLoop()
-    numba.release.clear()  # hold the compile: QUEUED is observable
     slot = dl.bind(numba, numpy, DTYPES)
     assert dl.state_of(numba, DTYPES) == (dl.WAITING, 0)
     _call(slot, 3)
     assert dl.state_of(numba, DTYPES) == (dl.WAITING, 3)
     assert (numpy.calls, numba.calls, numba.compiled) == (3, 0, [])
-    _call(slot)  # the 4th call queues the compile and still runs NumPy's loop
-    assert dl.state_of(numba, DTYPES) == (dl.QUEUED, 4)
-    _call(slot, 2)
-    assert (numpy.calls, numba.calls) == (6, 0)
-    numba.release.set()
-    assert dl.wait_all(10)
-    assert dl.state_of(numba, DTYPES)[0] == dl.READY
+    _call(slot)  # the 4th call compiles (for its operand types) and runs Numba's loop
+    assert dl.state_of(numba, DTYPES) == (dl.READY, 4)
     assert len(numba.compiled) == 1 and len(numba.compiled[0]) == 2  # (x, out) types
-    _call(slot)  # the first call after READY runs Numba's loop and puts it in the slot
-    assert slot[0] is numba and (numpy.calls, numba.calls) == (6, 1)
+    assert slot[0] is numba and (numpy.calls, numba.calls) == (3, 1)
     _call(slot)
-    assert (numpy.calls, numba.calls) == (6, 2)
+    assert (numpy.calls, numba.calls, len(numba.compiled)) == (3, 2, 1)
     # a plan bound later gets the compiled loop at once
     assert dl.bind(numba, numpy, DTYPES)[0] is numba
 
@@ -114,8 +103,7 @@ def test_a_failed_compile_keeps_numpys_loop(jit_after):
     numba, numpy = FakeNumbaLoop(compile_error=RuntimeError("no lowering")), FakeNumpyLoop()
     slot = dl.bind(numba, numpy, DTYPES)
     _call(slot, 2)
-    assert dl.wait_all(10)
-    assert dl.state_of(numba, DTYPES)[0] == dl.NUMPY_ONLY
+    assert dl.state_of(numba, DTYPES) == (dl.NUMPY_ONLY, 2)
     assert "RuntimeError: no lowering" in dl.stats()["failures"]
     _call(slot, 3)
     assert (numpy.calls, numba.calls) == (5, 0)
@@ -130,9 +118,9 @@ def test_general_run_loops_defer_per_call_dtypes(jit_after):
     loops.serial(x, np.empty(3, np.int8))
     assert dl.state_of(numba, (x.dtype, x.dtype)) == (dl.WAITING, 1)
     loops.serial(x, np.empty(3, np.int8))
-    assert dl.wait_all(10) and dl.state_of(numba, (x.dtype, x.dtype))[0] == dl.READY
+    assert dl.state_of(numba, (x.dtype, x.dtype)) == (dl.READY, 2)
     loops.serial(x, np.empty(3, np.int8))
-    assert (numpy.calls, numba.calls) == (2, 1)
+    assert (numpy.calls, numba.calls) == (1, 2)
 
 
 def test_the_count_is_checked():
@@ -142,14 +130,6 @@ def test_the_count_is_checked():
     result = subprocess.run([sys.executable, "-c", "import ndengine"], env=env,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode != 0 and "NDENGINE_JIT_AFTER" in result.stderr
-
-
-def test_the_compile_queue_survives_a_failing_job():
-    def fail():
-        raise RuntimeError("job failed")
-    assert compile_queue.submit(fail).wait(10)
-    done = []
-    assert compile_queue.submit(lambda: done.append(1)).wait(10) and done == [1]
 
 
 @pytest.mark.usefixtures("nd_engine")
@@ -162,10 +142,9 @@ def test_results_are_the_same_before_and_after_the_switch(jit_after):
     spec = elementwise.spec("hypot")
     computation, out_dtype = spec.resolve((a, b), {})
     loop = spec.numba_loops.serial
-    for _ in range(6):  # NumPy's loop, the compile queued, then (once compiled) Numba's
+    for _ in range(6):  # NumPy's loop twice, then Numba's
         np.testing.assert_array_equal(nd.hypot(x, y).asnumpy(), np.hypot(a, b))
         np.testing.assert_array_equal((x * y - x).asnumpy(), a * b - a)
-    assert dl.wait_all(60)
     state, _ = dl.state_of(loop, (*computation, out_dtype))
     assert state == dl.READY
     np.testing.assert_array_equal(nd.hypot(x, y).asnumpy(), np.hypot(a, b))

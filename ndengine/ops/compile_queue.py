@@ -2,8 +2,8 @@
 
 Numba compiles one function at a time anyway (its compiler lock), so one thread is all a
 queue of compiles can use; while it works, callers run something slower that needs no
-compile (fusion's blocked evaluator, NumPy's own loop of an element-wise op). Callers keep
-their own record of what they asked for (one request per thing to compile).
+compile (fusion's blocked evaluator). Callers keep their own record of what they asked for
+(one request per thing to compile).
 
 State, module-wide:
 
@@ -14,7 +14,7 @@ State, module-wide:
 Invariant: a job's event is set once the job has run, whatever its outcome; a job records
 its own failure where its caller looks (the queue never raises, and keeps serving). Jobs
 queued in a parent that forks never run in the child: their events stay unset there, and
-callers forget them at fork (``fusion_kernels``, ``deferred_loops``).
+callers forget them at fork (``fusion_kernels``).
 """
 from __future__ import annotations
 

@@ -1,15 +1,15 @@
 """Numba loops compiled only once they are used: NumPy's loop runs a signature until then.
 
 An element-wise op whose ufunc is the op itself has two 1-D loops of the same result: the
-Numba loop around its scalar function (compiled per operand types, ~0.15 s each, as fast or
-faster than NumPy's per core and free of NumPy's per-call overhead) and NumPy's own ufunc
-loop (the oracle, no compile). Compiling every signature at its first call stalled a user's
-first call of each new dtype combination and spent most of a cold test run compiling loops
-called a few times. So a Numba loop's signature runs NumPy's loop for its first
-``jit_after()`` calls; the next call queues its compile on the compile thread
-(``compile_queue``) and keeps running NumPy's loop until the compile is done; from then on
-the Numba loop runs. ``NDENGINE_JIT_AFTER`` sets the count (default 16); 0 compiles at the
-first call, in the caller, as a plain Numba dispatcher does.
+Numba loop around its scalar function (compiled per operand types, ~0.15 s each, ~0.5 us a
+call where NumPy's ufunc call costs ~1.5 us) and NumPy's own ufunc loop (the oracle, no
+compile). Compiling every signature at its first call stalled a user's first call of each
+new dtype combination and spent most of a cold test run compiling loops called a few times.
+So a Numba loop's signature runs NumPy's loop for its first ``jit_after()`` calls, and the
+next call compiles the Numba loop (in the calling thread: a compile on a background thread
+competes for the GIL with the hot loop that needs it, and took longer than a whole
+benchmark of tiny ops) and runs it from then on. ``NDENGINE_JIT_AFTER`` sets the count
+(default 16); 0 compiles at the first call, as a plain Numba dispatcher does.
 
 State, module-wide:
 
@@ -20,16 +20,16 @@ State, module-wide:
 A _Record, field by field:
 
     calls      calls NumPy's loop ran so far. Counted without a lock: a count lost to a race
-               only delays the compile by a call.
-    state      WAITING (NumPy's loop runs) -> QUEUED (compiling; NumPy's loop still runs)
-               -> READY (the Numba loop runs); or NUMPY_ONLY (the compile failed: NumPy's
-               loop runs for good, ``failure`` says why) or NUMBA_ONLY (NumPy refused the
-               operands, e.g. a cast its ufunc has no loop for: the Numba loop runs, compiled
-               in the caller).
+               only delays the compile by a call (two threads compiling at once meet in
+               Numba's own compile lock; the second finds the loop compiled).
+    state      WAITING (NumPy's loop runs) -> READY (the Numba loop runs); or NUMPY_ONLY
+               (the compile failed: NumPy's loop runs for good, ``failure`` says why) or
+               NUMBA_ONLY (NumPy refused the operands, e.g. a cast its ufunc has no loop
+               for: the Numba loop runs, compiled at that call).
     failure    why the compile failed, or None.
 
 Invariant: a record is READY only once its Numba loop has a compiled specialisation for the
-types of the call that queued it; results never depend on the state (NumPy's loop is the
+types of the call that compiled it; results never depend on the state (NumPy's loop is the
 oracle the Numba loop is tested against, ``tests/test_ops_deferred_loops.py``). A bound loop
 (``bind``) swaps itself out of its slot once READY, so a plan's hot path pays one list index.
 """
@@ -40,12 +40,9 @@ import threading
 
 from numba import typeof
 
-from . import compile_queue
+__all__ = ["bind", "deferred_kernels", "jit_after", "set_jit_after", "state_of", "stats"]
 
-__all__ = ["bind", "deferred_kernels", "jit_after", "set_jit_after", "state_of", "stats",
-           "wait_all"]
-
-WAITING, QUEUED, READY, NUMPY_ONLY, NUMBA_ONLY = "waiting", "queued", "ready", "numpy", "numba"
+WAITING, READY, NUMPY_ONLY, NUMBA_ONLY = "waiting", "ready", "numpy", "numba"
 
 
 def _read_jit_after() -> int:
@@ -79,7 +76,7 @@ def set_jit_after(count: int) -> int:
 
 
 class _Record:
-    __slots__ = ("numba_loop", "numpy_loop", "calls", "state", "failure", "event")
+    __slots__ = ("numba_loop", "numpy_loop", "calls", "state", "failure")
 
     def __init__(self, numba_loop, numpy_loop):
         self.numba_loop = numba_loop
@@ -87,44 +84,33 @@ class _Record:
         self.calls = 0
         self.state = WAITING
         self.failure = None
-        self.event = None
 
     def run(self, args):
-        """One call while not READY: NumPy's loop (queuing the compile when it is due)."""
+        """One call while not READY: NumPy's loop, or the compile once it is due."""
         state = self.state
         if state is READY or state is NUMBA_ONLY:
             self.numba_loop(*args)
             return
         if state is WAITING:
             self.calls += 1
-            if self.calls > _jit_after:
-                if _jit_after == 0:  # compile here, as a plain dispatcher would
-                    self.state = READY
-                    self.numba_loop(*args)
-                    return
-                self._queue(args)
+            if self.calls > _jit_after and self._compile(args):
+                self.numba_loop(*args)
+                return
         try:
             self.numpy_loop(*args)
         except TypeError:  # NumPy has no loop for these operands: Numba's compiles now
             self.state = NUMBA_ONLY
             self.numba_loop(*args)
 
-    def _queue(self, args):
-        with _lock:
-            if self.state is not WAITING:
-                return
-            self.state = QUEUED
-            signature = tuple(typeof(a) for a in args)
-            self.event = compile_queue.submit(lambda: self._compile(signature))
-
-    def _compile(self, signature):
+    def _compile(self, args) -> bool:
         try:
-            self.numba_loop.compile(signature)
+            self.numba_loop.compile(tuple(typeof(a) for a in args))
         except Exception as exc:  # noqa: BLE001 - NumPy's loop stays in use
             self.failure = f"{type(exc).__name__}: {exc}"
             self.state = NUMPY_ONLY
-        else:
-            self.state = READY
+            return False
+        self.state = READY
+        return True
 
 
 def _record(numba_loop, numpy_loop, dtypes) -> _Record:
@@ -178,12 +164,6 @@ def state_of(numba_loop, dtypes):
     return (None, 0) if record is None else (record.state, record.calls)
 
 
-def wait_all(timeout=None) -> bool:
-    """Wait for every queued compile (tests, benchmarks); False on timeout."""
-    events = [r.event for r in list(_records.values()) if r.event is not None]
-    return all(event.wait(timeout) for event in events)
-
-
 def stats() -> dict:
     """How many signatures are in each state, and the failures."""
     counts = {}
@@ -193,16 +173,3 @@ def stats() -> dict:
         if record.failure is not None:
             failures.append(record.failure)
     return {"signatures": counts, "failures": failures, "jit_after": _jit_after}
-
-
-def _reset_in_child():
-    # compiles queued in the parent never finish here: back to WAITING, queued again when due
-    global _lock
-    _lock = threading.Lock()
-    for record in list(_records.values()):
-        if record.state is QUEUED and not record.event.is_set():
-            record.state, record.event = WAITING, None
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_in_child)
