@@ -2,7 +2,8 @@
 
 Numba compiles one function at a time anyway (its compiler lock), so one thread is all a
 queue of compiles can use; while it works, callers run something slower that needs no
-compile (fusion's blocked evaluator). Callers keep their own record of what they asked for
+compile (fusion's blocked evaluator), or wait for it (``deferred_loops``: a wait, unlike a
+compile, may be cut short by Ctrl-C). Callers keep their own record of what they asked for
 (one request per thing to compile).
 
 State, module-wide:
@@ -47,6 +48,7 @@ def _run_jobs():
     while True:
         job, event = _queue.get()
         if sys.is_finalizing():
+            event.set()  # nothing compiles at exit: a caller waiting goes on without it
             return
         try:
             job()

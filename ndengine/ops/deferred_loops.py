@@ -6,9 +6,12 @@ call where NumPy's ufunc call costs ~1.5 us) and NumPy's own ufunc loop (the ora
 compile). Compiling every signature at its first call stalled a user's first call of each
 new dtype combination and spent most of a cold test run compiling loops called a few times.
 So a Numba loop's signature runs NumPy's loop for its first ``jit_after()`` calls, and the
-next call compiles the Numba loop (in the calling thread: a compile on a background thread
-competes for the GIL with the hot loop that needs it, and took longer than a whole
-benchmark of tiny ops) and runs it from then on. ``NDENGINE_JIT_AFTER`` sets the count
+next call compiles the Numba loop and runs it from then on. The compile runs on the compile
+thread (``compile_queue``) while the caller waits for it: Ctrl-C, which Python delivers to
+the main thread only, then interrupts the wait and never an LLVM compile (an interrupted
+compile corrupted llvmlite's heap: a Ctrl-C storm aborted in malloc). The caller waits
+rather than going on with NumPy's loop: a compile competing for the GIL with the hot loop
+that needs it took longer than a whole benchmark of tiny ops. ``NDENGINE_JIT_AFTER`` sets the count
 (default 16); 0 compiles at the first call, as a plain Numba dispatcher does.
 
 State, module-wide:
@@ -39,6 +42,8 @@ import os
 import threading
 
 from numba import typeof
+
+from . import compile_queue
 
 __all__ = ["bind", "deferred_kernels", "jit_after", "set_jit_after", "state_of", "stats"]
 
@@ -99,18 +104,25 @@ class _Record:
         try:
             self.numpy_loop(*args)
         except TypeError:  # NumPy has no loop for these operands: Numba's compiles now
+            self._compile(args)
             self.state = NUMBA_ONLY
             self.numba_loop(*args)
 
     def _compile(self, args) -> bool:
+        """Compile for the types of ``args`` on the compile thread, waiting for it; whether
+        the loop is READY."""
+        signature = tuple(typeof(a) for a in args)
+        compile_queue.submit(lambda: self._compile_now(signature)).wait()
+        return self.state is READY
+
+    def _compile_now(self, signature):
         try:
-            self.numba_loop.compile(tuple(typeof(a) for a in args))
+            self.numba_loop.compile(signature)
         except Exception as exc:  # noqa: BLE001 - NumPy's loop stays in use
             self.failure = f"{type(exc).__name__}: {exc}"
             self.state = NUMPY_ONLY
-            return False
-        self.state = READY
-        return True
+        else:
+            self.state = READY
 
 
 def _record(numba_loop, numpy_loop, dtypes) -> _Record:
