@@ -241,6 +241,12 @@ def test_complex_power_follows_the_operator_at_the_range_edges(exponent, dtype):
     c = np.array([big + 3e15j, big * (1 + 1j), 1 - 2j, 0j], dtype)
     run_xp(lambda xp: xp.array(c) ** exponent)
 
+    def in_place(xp):
+        x = xp.array(c)
+        x **= exponent
+        return x
+    run_xp(in_place)
+
 
 def test_operator_with_numpy_operands():
     """NumPy arrays and NumPy scalars on either side become NDArray operands."""

@@ -72,7 +72,19 @@ def _unary(op_name):
 _BOOL = np.dtype(bool)
 
 
-def _power(forward):
+def _fast_power(array, exponent):
+    """The op NumPy's ``**`` runs instead of power for this exponent, or None (number.c,
+    fast_scalar_power; see ``_power``)."""
+    kind = type(exponent)
+    if kind is int or kind is float:
+        fast = _FAST_POWERS.get((kind, exponent))
+        if fast is not None and (array.dtype.kind == "c" or (
+                fast == "square" and array.dtype == _BOOL)):
+            return fast
+    return None
+
+
+def _power(forward, in_place):
     def __pow__(self, other):
         # NumPy evaluates ``array ** 2`` as square(array) (number.c, fast_scalar_power): the
         # same values as power, but a bool array gives int8 where power gives int64.  (The
@@ -80,14 +92,18 @@ def _power(forward):
         # take the same shortcuts for a scalar exponent.)  For complex arrays the shortcuts
         # (int 2, int -1, float 0.5) differ from power's values at the edges of the range:
         # ``complex64(1.8e19) ** 2`` is finite, ``np.power`` of it inf.
-        kind = type(other)
-        if kind is int or kind is float:
-            fast = _FAST_POWERS.get((kind, other))
-            if fast is not None and (self.dtype.kind == "c" or (
-                    fast == "square" and self.dtype == _BOOL)):
-                return invoke(ops.get(fast), [self])[0]
+        fast = _fast_power(self, other)
+        if fast is not None:
+            return invoke(ops.get(fast), [self])[0]
         return forward(self, other)
-    return __pow__
+
+    def __ipow__(self, other):  # NumPy's ``x **= 0.5`` of a complex x is sqrt in place too
+        fast = _fast_power(self, other)
+        if fast is None:
+            return in_place(self, other)
+        invoke(ops.get(fast), [self], out=self)
+        return self
+    return __pow__, __ipow__
 
 
 _FAST_POWERS = {(int, 2): "square", (int, -1): "reciprocal", (float, 0.5): "sqrt"}
@@ -117,7 +133,7 @@ def _install_methods():
     for stem, op_name in BINARY_OPERATORS.items():
         forward, reflected, in_place = _binary(op_name)
         if stem == "pow":
-            forward = _power(forward)
+            forward, in_place = _power(forward, in_place)
         setattr(NDArray, f"__{stem}__", forward)
         setattr(NDArray, f"__r{stem}__", reflected)
         setattr(NDArray, f"__i{stem}__", in_place)
