@@ -3,8 +3,8 @@ the engine and pushed as ONE fused op (automatic fusion; Bohrium's instruction l
 bulking, jax.jit's fusion without a trace).
 
 An element-wise op (``ops.fusion``'s ``FUSIBLE_OPS``: unary and binary ufuncs, comparisons,
-``where``, ``clip``, ``astype``) on CPU arrays of which one is large (not a SmallChunk) is not
-pushed by `invoke`: it is recorded in this thread's lazy window, which hands back its output at
+``where``, ``clip``, ``astype``) on arrays of ``FUSE_MIN_ELEMENTS`` elements or more (on a GPU:
+any array not small) is not pushed by `invoke`: it is recorded in this thread's lazy window, which hands back its output at
 once, an array with no memory yet. The window is flushed by segment.py's rules (any other op of
 this thread, a wait or value read, another thread touching its arrays, ``waitall``, a fork,
 exit) and by three of its own: a view conflict, a shape change, and ``MAX_OPS`` ops; a tail
@@ -22,8 +22,7 @@ The op runs ``ops.fusion``'s kernel for the window's program, built once per win
 (`_programs`: op names, their plan keys, how their arguments connect, which nodes are outputs;
 sizes and strides are in the plan keys, scalar values are arguments). It runs the ops one by
 one instead (each op's own plan, as if pushed alone; dead values in recycled pool buffers)
-when its arrays have fewer than ``FUSE_MIN_ELEMENTS`` elements (in cache, a fused call costs
-more than it saves), the first time a structure on arrays under ``BUILD_AT_ONCE_ELEMENTS`` is
+the first time a structure on arrays under ``BUILD_AT_ONCE_ELEMENTS`` is
 seen, when the program cannot be fused (``NotFusible``), when one of its leaves failed, or
 when the kernel raised: then each op that
 reads a failed array or raises fails the outputs it reaches, with its own error, name and the
@@ -74,6 +73,8 @@ ENABLED = os.environ.get("NDENGINE_FUSION", "1") != "0"
 MAX_OPS = int(os.environ.get("NDENGINE_FUSION_MAX_OPS", 64))
 BUILD_AT_ONCE_ELEMENTS = 1 << 20
 INLINE_ELEMENTS = int(os.environ.get("NDENGINE_FUSION_INLINE_ELEMENTS", 1 << 18))
+# Smaller CPU arrays are not recorded: in cache a fused call costs more than it saves, and
+# recording costs more than pushing each op alone, which runs inline when ready (invoke)
 FUSE_MIN_ELEMENTS = int(os.environ.get("NDENGINE_FUSION_MIN_ELEMENTS", 1 << 18))
 _INLINE, _WORKER = FnProperty.ASYNC, FnProperty.NORMAL
 _PROGRAMS_LIMIT = 1024
@@ -223,6 +224,9 @@ def record(engine, ctx, op, plan, key, inputs, params, output, fresh):
     """Record ``op`` (its ``plan`` and the plan's key ``key``, chosen by invoke) on ``inputs``, writing
     ``output`` (a new array with no memory yet when ``fresh``, else the in-place target) in
     this thread's lazy window. False when it must be pushed alone (invoke then pushes it)."""
+    if ctx.device_type == "cpu" and math.prod(
+            (inputs[0] if op.name in TAIL_REDUCTIONS else output).shape) < FUSE_MIN_ELEMENTS:
+        return False  # too small to fuse: pushed alone, run inline when ready (invoke)
     segment = thread_segment()
     flush_touching(inputs, segment)  # another thread's open window on the arrays goes first
     if not fresh:
@@ -391,10 +395,6 @@ class _Fused:
         size = math.prod(nodes[0].shape)
         gpu = self.ctx.device_type != "cpu"
         self.prop = _INLINE if size < INLINE_ELEMENTS and not gpu else _WORKER
-        # below FUSE_MIN_ELEMENTS the values stay in cache anyway: the ops run one by one
-        # (one engine op still, no per-op push), cheaper than a fused kernel's call; on a
-        # GPU one kernel launch always costs less than several
-        self.fuse = size >= FUSE_MIN_ELEMENTS or gpu
         self.name = nodes[0].name if len(nodes) == 1 else f"fused {len(nodes)} ops"
         self.origin = nodes[0].origin
         self.used = None
@@ -422,8 +422,7 @@ class _Fused:
             self.leaves = self.outputs = self.nodes = ()
 
     def _run(self, stream):
-        if self.fuse and not (self.engine.any_failed(self.reads)
-                              or self.engine.any_failed(self.writes)):
+        if not (self.engine.any_failed(self.reads) or self.engine.any_failed(self.writes)):
             kernel = _program_for(self.key, self.nodes, self.leaves, self.out_nodes,
                                   self.scalars, self.ctx)
             if kernel is not None:

@@ -368,7 +368,8 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
         return outputs  # recorded in this thread's lazy window (lazy.py): fused at its flush
     else:
         run = _Run(plan, inputs, outputs, req, params, cast_into)
-        prop = _ASYNC if small and device == "cpu" else _NORMAL
+        prop = _ASYNC if device == "cpu" and (small or _under_inline(inputs, outputs)) \
+            else _NORMAL
     _segment.flush_before(inputs, outputs)  # gathered ops of this thread, and any on these
     engine.push_sync(run, ctx, reads, writes, prop, 0, op.name,
                      run.describe,  # called only by a profiler
@@ -378,6 +379,21 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
 
 
 _tape.INVOKE[0] = invoke
+
+
+def _under_inline(inputs, outputs):
+    """Whether every array of a CPU op has fewer than ``lazy.INLINE_ELEMENTS`` elements: then
+    it runs in the pushing thread when its inputs are ready (the engine's ASYNC placement, as
+    for small arrays and lazy windows of that size). Measured on 2 cores: a worker running
+    such an op (64K float32) costs more in hand-off and GIL contention than the op itself."""
+    limit = _lazy.INLINE_ELEMENTS
+    for x in outputs:
+        if x.size >= limit:
+            return False
+    for x in inputs:
+        if type(x) is NDArray and x.size >= limit:
+            return False
+    return True
 
 
 def waitall():
