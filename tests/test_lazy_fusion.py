@@ -413,22 +413,30 @@ def test_interpreter_exit_with_a_recorded_window(tmp_path):
     np.testing.assert_array_equal(np.fromfile(path), np.arange(1 << 15) * 2.0 + 1)
 
 
-def test_ops_under_the_fusion_size_are_pushed_alone_and_run_inline(nd_engine, monkeypatch):
-    # below FUSE_MIN_ELEMENTS recording costs more than it saves: each op is pushed alone, and
-    # one whose inputs are ready runs in the pushing thread (under INLINE_ELEMENTS)
-    monkeypatch.setattr(lazy, "FUSE_MIN_ELEMENTS", 10 * N)
+def _ops_and_threads(nd_engine, body):
+    """body()'s value, and (op name, ran in the main thread) for every op run meanwhile."""
     seen = []
 
     def hook(name, ctx, reads, writes, info, start, end, failed):
         seen.append((name, threading.current_thread() is threading.main_thread()))
     previous = nd_engine.set_run_hook(hook)
     try:
+        return body(), seen
+    finally:
+        nd_engine.set_run_hook(previous)
+
+
+def test_ops_under_the_fusion_size_are_pushed_alone_and_run_inline(nd_engine, monkeypatch):
+    # below FUSE_MIN_ELEMENTS recording costs more than it saves: each op is pushed alone, and
+    # one whose inputs are ready runs in the pushing thread (under INLINE_ELEMENTS)
+    monkeypatch.setattr(lazy, "FUSE_MIN_ELEMENTS", 10 * N)
+
+    def body():
         a = nd.array(ramp())
         x = nd.sqrt(a * 3 + 1) - a
         assert window_of(x) is None
-        got = x.asnumpy()
-    finally:
-        nd_engine.set_run_hook(previous)
+        return x.asnumpy()
+    got, seen = _ops_and_threads(nd_engine, body)
     np.testing.assert_array_equal(got, np.sqrt(ramp() * 3 + 1) - ramp())
     ops = [entry for entry in seen if entry[0] in ("multiply", "add", "sqrt", "subtract")]
     assert ops == [(name, True) for name in ("multiply", "add", "sqrt", "subtract")]
@@ -437,16 +445,7 @@ def test_ops_under_the_fusion_size_are_pushed_alone_and_run_inline(nd_engine, mo
 def test_ops_on_arrays_over_the_inline_size_go_to_the_workers(nd_engine, monkeypatch):
     monkeypatch.setattr(lazy, "FUSE_MIN_ELEMENTS", 10 * N)
     monkeypatch.setattr(lazy, "INLINE_ELEMENTS", N)  # the test's arrays are not under it
-    seen = []
-
-    def hook(name, ctx, reads, writes, info, start, end, failed):
-        seen.append((name, threading.current_thread() is threading.main_thread()))
-    previous = nd_engine.set_run_hook(hook)
-    try:
-        a = nd.array(ramp())
-        got = (a * 3).asnumpy()
-    finally:
-        nd_engine.set_run_hook(previous)
+    got, seen = _ops_and_threads(nd_engine, lambda: (nd.array(ramp()) * 3).asnumpy())
     np.testing.assert_array_equal(got, ramp() * 3)
     naive = type(nd_engine).__name__ == "NaiveEngine"  # runs every op at its push
     assert [entry for entry in seen if entry[0] == "multiply"] == [("multiply", naive)]
