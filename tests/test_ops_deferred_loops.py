@@ -5,6 +5,7 @@ import itertools
 import os
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -78,6 +79,21 @@ def test_numpy_runs_until_the_count_then_numba_compiles_and_runs(jit_after):
     assert (numpy.calls, numba.calls, len(numba.compiled)) == (3, 2, 1)
     # a plan bound later gets the compiled loop at once
     assert dl.bind(numba, numpy, DTYPES)[0] is numba
+
+
+def test_the_compile_runs_on_the_compile_thread(jit_after):
+    # Ctrl-C reaches the main thread only: there it may cut the wait short, never a compile
+    jit_after(1)
+    threads = []
+
+    class Recording(FakeNumbaLoop):
+        def compile(self, signature):
+            threads.append(threading.current_thread().name)
+            super().compile(signature)
+
+    numba = Recording()
+    _call(dl.bind(numba, FakeNumpyLoop(), DTYPES), 2)
+    assert threads == ["ndengine-compile"] and numba.calls == 1
 
 
 def test_count_zero_compiles_at_the_first_call(jit_after):
