@@ -169,15 +169,18 @@ class _BoundRun:
     """The run of an op whose arrays are all small (SmallChunk): their memory exists at the
     push, so the views are taken there and the worker only calls the plan's run."""
 
-    # reads, writes, name, origin: set only when a segment gathers it (segment.py)
+    # reads, writes, name: what a segment needs of it; origin: set when one gathers it
     __slots__ = ("run", "args", "outs", "req", "params", "reads", "writes", "name", "origin")
 
-    def __init__(self, run, args, outs, req, params):
+    def __init__(self, run, args, outs, req, params, reads, writes, name):
         self.run = run
         self.args = args
         self.outs = outs
         self.req = req
         self.params = params
+        self.reads = reads
+        self.writes = writes
+        self.name = name
 
     def describe(self):
         """Profiler arguments (called only by a run hook)."""
@@ -355,10 +358,10 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
     if extra_writes:
         writes.extend(extra_writes)
     if small and cast_into is None and device == "cpu":
-        run = _BoundRun(plan.run, args, outs, req, params)
-        if engine.bulk_size > 1 and not extra_writes and not overwrites:
-            _segment.append(engine, ctx, run, reads, writes, op.name, inputs, outputs,
-                            out is None)
+        run = _BoundRun(plan.run, args, outs, req, params, reads, writes, op.name)
+        bulk_size = engine.bulk_size
+        if bulk_size > 1 and not extra_writes and not overwrites:
+            _segment.append(engine, ctx, run, inputs, outputs, out is None, bulk_size)
             return outputs
         prop = _ASYNC
     elif (cast_into is None and _lazy.ENABLED and engine.bulk_size > 1

@@ -33,8 +33,7 @@ Window, field by field (one per gathering; the next op opens a new one)
     open      True until it is pushed; a mark naming a window that is not open means nothing.
     engine    the engine of its ops (the current one at its first op).
     ctx       the context of its ops.
-    nodes     its ops (`_BoundRun`, with ``reads``, ``writes``, ``name``, ``origin`` set), in
-              push order.
+    nodes     its ops (`_BoundRun`s, ``origin`` set), in push order.
     roles     dict var -> role: "read" (its ops read it, none writes it), "write" (one writes
               it), "fresh" (the var of an array one of its ops made).
     fresh     the chunks of the arrays its ops made; at the push, those that died meanwhile
@@ -162,27 +161,35 @@ class _Bulk:
             if check and engine.inherit_failure(node.reads, node.writes):
                 continue  # skipped, its outputs failed, exactly as the op alone would be
             try:
-                node(run_ctx)
+                node.run(node.args, node.outs, node.req, node.params)  # node(run_ctx), inlined
             except Exception as exc:  # noqa: BLE001 - kept on this op's outputs, as alone
                 engine.fail_part(node.writes, exc, node.name, node.origin)
                 check = True
 
 
-def append(engine, ctx, run, reads, writes, name, inputs, outputs, fresh):
-    """Gather ``run`` (an op on small arrays: it reads ``reads``, writes ``writes``, touches
-    the chunks of the NDArrays among ``inputs`` and of ``outputs``; ``fresh``: its outputs
-    are new arrays, ``writes`` their vars) into this thread's window; push the window when it
-    is full."""
-    segment = thread_segment()
-    flush_touching(inputs, segment)  # another thread's open window on the arrays goes first
+def append(engine, ctx, run, inputs, outputs, fresh, bulk_size):
+    """Gather ``run`` (an op on small arrays, a `pipeline._BoundRun`: it reads ``run.reads``,
+    writes ``run.writes``, touches the chunks of the NDArrays among ``inputs`` and of
+    ``outputs``; ``fresh``: its outputs are new arrays, ``run.writes`` their vars) into this
+    thread's window; push the window once it holds ``bulk_size`` ops (engine's)."""
+    reads, writes = run.reads, run.writes
+    try:
+        segment = _tls.segment
+    except AttributeError:
+        segment = thread_segment()
+    for x in inputs:  # another thread's open window on the arrays goes first
+        if type(x) is NDArray:
+            window = x._chunk.window
+            if window is not None and window.segment is not segment and window.open:
+                flush_window(window)
     if not fresh:
         flush_touching(outputs, segment)
-    run.reads = reads
-    run.writes = writes
-    run.name = name
-    run.origin = _engine_mod.caller_origin()
+    run.origin = _engine_mod.caller_origin(2)  # append and invoke are the package's
     with segment.lock:
-        window = open_window_locked(segment, Window, engine, ctx)
+        window = segment.window
+        if window is None or type(window) is not Window or window.bulk is not None \
+                or window.engine is not engine or window.ctx is not ctx:
+            window = open_window_locked(segment, Window, engine, ctx)
         roles = window.roles
         for var in reads:
             if var not in roles:
@@ -205,7 +212,7 @@ def append(engine, ctx, run, reads, writes, name, inputs, outputs, fresh):
                 x._chunk.window = window
         nodes = window.nodes
         nodes.append(run)  # the last step (see the invariant)
-        if len(nodes) >= engine.bulk_size:
+        if len(nodes) >= bulk_size:
             _flush_locked(segment)
 
 

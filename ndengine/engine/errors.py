@@ -9,8 +9,9 @@
   traceback by a note holding it formatted (frames would keep the op's arrays, and every
   caller's locals, alive as long as the error), and adds the note "raised by NAME, pushed at
   FILE:LINE" when the push gave an origin.
-* `caller_origin`: the (filename, line) of the first frame outside the ndengine package, for a
-  push's ``origin=``; with NDENGINE_FULL_STACKS=1, the whole formatted stack instead. Pass the
+* `caller_origin`: where the first frame outside the ndengine package is, for a push's
+  ``origin=``: its code object and instruction offset, made (filename, line) only when an error
+  is described (a frame's line number costs more than the rest of the walk); with NDENGINE_FULL_STACKS=1, the whole formatted stack instead. Pass the
   function itself (``origin=caller_origin``): the engine calls it only when it must, in the
   pushing thread: at the push of an op that is queued, at the failure of one run at once (the
   tiny-op path and the NaiveEngine), so a tiny op that succeeds pays nothing.
@@ -19,6 +20,7 @@ import concurrent.futures
 import os
 import sys
 import traceback
+from types import CodeType
 
 __all__ = ["Cancelled", "ForkedWhilePending", "interrupted", "record_failure", "caller_origin",
            "describe_origin", "resolve_origin", "NOTE_PREFIX"]
@@ -56,12 +58,23 @@ def resolve_origin(origin):
 
 
 def describe_origin(origin):
-    """``origin`` (None, a string, (filename, line), or a callable giving one) as text."""
+    """``origin`` (None, a string, (filename, line), (code, instruction offset), or a callable
+    giving one) as text."""
     origin = resolve_origin(origin)
     if origin is None or isinstance(origin, str):
         return origin
     filename, line = origin
+    if isinstance(filename, CodeType):
+        filename, line = filename.co_filename, _line_at(filename, line)
     return f"{filename}:{line}"
+
+
+def _line_at(code, offset):
+    """The source line of the instruction at byte ``offset`` in ``code`` (a frame's f_lasti)."""
+    for start, end, line in code.co_lines():
+        if start <= offset < end:
+            return line
+    return code.co_firstlineno
 
 
 def record_failure(exc, name, origin, caught_here):
@@ -118,18 +131,27 @@ def _full_stack(frame):
     return "\n" + "".join(traceback.format_stack(frame)).rstrip()
 
 
+_IN_PACKAGE = {}  # filename -> whether it is one of the package's (a lookup costs less)
 _FULL_STACKS = os.environ.get("NDENGINE_FULL_STACKS", "") not in ("", "0")
 
 
-def caller_origin():
-    """Where the user's code called into ndengine: (filename, line) of the first frame
-    outside the package. Never keeps the frame."""
-    frame = _getframe(1)
-    while frame is not None:
+def caller_origin(inside=0):
+    """Where the user's code called into ndengine: (code, instruction offset) of the first
+    frame outside the package (`describe_origin` makes it FILE:LINE). Never keeps the frame.
+    ``inside``: how many frames, the caller's first, are known to be the package's: skipped
+    without making frame objects of them, which costs most of the walk."""
+    frame = _getframe(1 + inside)
+    while True:
         code = frame.f_code
-        if not code.co_filename.startswith(_PACKAGE_DIR):
-            if _FULL_STACKS:
-                return _full_stack(frame)
-            return code.co_filename, frame.f_lineno
+        filename = code.co_filename
+        in_package = _IN_PACKAGE.get(filename)
+        if in_package is None:
+            in_package = _IN_PACKAGE[filename] = filename.startswith(_PACKAGE_DIR)
+        if not in_package:
+            break
         frame = frame.f_back
-    return None
+        if frame is None:
+            return None
+    if _FULL_STACKS:
+        return _full_stack(frame)
+    return code, frame.f_lasti
