@@ -394,3 +394,50 @@ def test_overlapping_views_still_detached():
     expected = np.arange(10.0)
     expected[1:] += expected[:-1].copy()
     np.testing.assert_array_equal(x.asnumpy(), expected)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int64", "float32", "float64"])
+def test_in_place_ops_on_both_sides_of_the_numpy_loop_size_match_numpy(dtype):
+    """From INPLACE_NUMPY_ELEMENTS on, an op written into its first input runs NumPy's loop
+    (an in-place Numba loop is not vectorised); below, the Numba loop: both give NumPy's."""
+    from ndengine.ops.elementwise import INPLACE_NUMPY_ELEMENTS
+    for size in (INPLACE_NUMPY_ELEMENTS - 1, INPLACE_NUMPY_ELEMENTS, 3 * INPLACE_NUMPY_ELEMENTS + 5):
+        base = (np.arange(size) % 23 - 11).astype(dtype)
+        other = (np.arange(size) % 7 + 1).astype(dtype)
+        for _ in range(3):  # the miss, then hits
+            x, want = nd.array(base), base.copy()
+            x -= nd.array(other)
+            want -= other
+            x *= 3
+            want *= 3
+            x += nd.array(other)[::-1].copy()
+            want += other[::-1]
+            np.testing.assert_array_equal(x.asnumpy(), want)
+
+
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply", "true_divide", "less",
+                                  "maximum", "floor_divide"])
+def test_broadcast_and_strided_signatures_run_the_ufunc_and_match_numpy(name):
+    """Broadcasting or strided operands with nothing to cast: the plan runs the ufunc's own
+    call (elementwise_run.ufunc_run), in place too, and gives NumPy's results."""
+    rng = np.random.default_rng(7)
+    for dtype in ("int8", "float32", "float64"):
+        a = (rng.integers(-9, 9, (64, 48)) + (dtype != "int8") * 0.25).astype(dtype)
+        row = (rng.integers(1, 9, 48)).astype(dtype)
+        col = (rng.integers(1, 9, (64, 1))).astype(dtype)
+        fn = BINARY[name]
+        for x, y in [(a, row), (col, a), (a.T, a.T[::-1]), (a[::2], row), (a, np.float32(2.5)
+                     if dtype != "int8" else np.int8(3))]:
+            expected, error = numpy_or_error(fn, x, y)
+            assert error is None
+            for _ in range(2):
+                same(run_plan(ops.get(name), [x, y]), np.asarray(expected))
+        if name not in ("less", "true_divide"):  # in place, broadcast: x op= row
+            target = a.copy()
+            for _ in range(2):
+                kernel(name, [target, row], target, OpReq.WRITE_INPLACE)
+            want = a.copy()
+            with np.errstate(all="ignore"):
+                for _ in range(2):
+                    fn(want, row, out=want)
+            np.testing.assert_array_equal(target, want)
