@@ -18,15 +18,15 @@ pushes ONE engine op that reads the vars of its leaves and writes the vars of it
   ``a*b + c``, the ``x`` rebound by ``x = x*2 + 1``) is never allocated: nothing can read it.
   A window none of whose results is alive pushes nothing.
 
-The op runs ``ops.fusion``'s kernel for the window's program, built once per window structure
-(`_programs`: op names, their plan keys, how their arguments connect, which nodes are outputs;
-sizes and strides are in the plan keys, scalar values are arguments). It runs the ops one by
-one instead (each op's own plan, as if pushed alone; dead values in recycled pool buffers)
-the first time a structure on arrays under ``BUILD_AT_ONCE_ELEMENTS`` is
-seen, when the program cannot be fused (``NotFusible``), when one of its leaves failed, or
-when the kernel raised: then each op that
-reads a failed array or raises fails the outputs it reaches, with its own error, name and the
-user's line that recorded it, and every other output is computed, as pushing each op would do.
+The op (lazy_run.py's `FusedRun`) runs ``ops.fusion``'s kernel for the window's program,
+built once per window structure (op names, their plan keys, how their arguments connect, which
+nodes are outputs; sizes and strides are in the plan keys, scalar values are arguments). It
+runs the ops one by one instead (each op's own plan, as if pushed alone; dead values in
+recycled pool buffers) the first time a structure on arrays under ``BUILD_AT_ONCE_ELEMENTS``
+is seen, when the program cannot be fused (``NotFusible``), when one of its leaves failed, or
+when the kernel raised: then each op that reads a failed array or raises fails the outputs it
+reaches, with its own error, name and the user's line that recorded it, and every other
+output is computed, as pushing each op would do.
 
 View conflicts. The window refers to a chunk it wrote by the node that wrote it, through the
 view written. An op that reads or writes such a chunk through another view flushes the window
@@ -56,14 +56,10 @@ import numpy as np
 
 from .. import engine as _engine_mod
 from ..engine import FnProperty
-from ..ops import OpReq
-from ..ops.fusion import NotFusible, ProgramBuilder, kernel_for
-from ..ops.gpu_fusion import kernel_for as gpu_kernel_for
-from ..ops.fusion_program import FUSIBLE_OPS, TAIL_REDUCTIONS, ArraySpec, Const
-from . import gpu as _gpu
-from . import storage
+from ..ops.fusion_program import FUSIBLE_OPS, TAIL_REDUCTIONS
 from .array import NDArray
 from .chunk import Chunk, array_on as _array_on
+from .lazy_run import FusedRun, program_stats
 from .segment import (WindowBase, flush_locked, flush_touching, open_window_locked,
                       thread_segment)
 
@@ -71,21 +67,15 @@ __all__ = ["ENABLED", "MAX_OPS", "LazyWindow", "record", "fusible", "program_sta
 
 ENABLED = os.environ.get("NDENGINE_FUSION", "1") != "0"
 MAX_OPS = int(os.environ.get("NDENGINE_FUSION_MAX_OPS", 64))
-BUILD_AT_ONCE_ELEMENTS = 1 << 20
 INLINE_ELEMENTS = int(os.environ.get("NDENGINE_FUSION_INLINE_ELEMENTS", 1 << 18))
 # Smaller CPU arrays are not recorded: in cache a fused call costs more than it saves, and
 # recording costs more than pushing each op alone, which runs inline when ready (invoke)
 FUSE_MIN_ELEMENTS = int(os.environ.get("NDENGINE_FUSION_MIN_ELEMENTS", 1 << 18))
 _INLINE, _WORKER = FnProperty.ASYNC, FnProperty.NORMAL
-_PROGRAMS_LIMIT = 1024
-_programs = {}  # window key -> FusedKernel, or None when the program cannot be fused
-_program_counts = {"hits": 0, "misses": 0, "unfusible": 0}
-_UNSEEN, _SEEN_ONCE = object(), object()
 _object_setattr = object.__setattr__
 _CLOSED = "closed"  # a released window's ``bulk``: its op is the engine's alone
 _HELD_BY_WINDOW = 3  # refs to a dead fresh chunk in `seal`: the entry, the loop, getrefcount's
 _getrefcount = sys.getrefcount
-_WRITE_TO = [OpReq.WRITE_TO]
 _WEAK = (bool, int, float)
 _STATIC = {"copy": frozenset(("dtype",)), "round": frozenset(("decimals", "dtype")),
            "clip": frozenset(("a_min", "a_max", "dtype"))}
@@ -217,7 +207,12 @@ class LazyWindow(WindowBase):
             chunk = x._chunk
             if id(chunk) not in written and chunk.var not in reads:
                 reads.append(chunk.var)
-        return _Fused(self, reads, writes, outputs, out_nodes)
+        # a worker runs it, the user's thread goes on; a window on arrays of less than
+        # INLINE_ELEMENTS runs in the pushing thread when its inputs are ready (MXNet's
+        # inline execution): waking a worker costs more than the kernel at that size
+        inline = math.prod(nodes[0].shape) < INLINE_ELEMENTS and self.ctx.device_type == "cpu"
+        return FusedRun(self, reads, writes, outputs, out_nodes,
+                        _INLINE if inline else _WORKER)
 
 
 def record(engine, ctx, op, plan, key, inputs, params, output, fresh):
@@ -310,209 +305,3 @@ def _scalar_values(refs, name, params):
             if params.get(key) is not None:
                 values.append(params[key])
     return values
-
-
-def _program_for(key, nodes, leaves, out_nodes, scalars, ctx):
-    """The cached kernel of a window structure, or None: when its program cannot be fused,
-    and the first time a structure of small arrays is seen (one that never repeats, e.g. a
-    loop over random cells, would pay a program build, ~50 us an op, per window: its ops run
-    one by one instead). Arrays of ``BUILD_AT_ONCE_ELEMENTS`` or more are worth a build at
-    once. On a GPU the kernel is CUDA's (ops.gpu_fusion), on a fake GPU there is none."""
-    if ctx.device_type != "cpu":
-        key = (key, ctx.device_type)
-    kernel = _programs.get(key, _UNSEEN)
-    if kernel is not _UNSEEN and kernel is not _SEEN_ONCE:
-        _program_counts["hits"] += 1
-        return kernel
-    _program_counts["misses"] += 1
-    if kernel is _UNSEEN and math.prod(nodes[0].shape) < BUILD_AT_ONCE_ELEMENTS:
-        if len(_programs) >= _PROGRAMS_LIMIT:
-            _programs.clear()
-        _programs[key] = _SEEN_ONCE
-        return None
-    builder = ProgramBuilder()
-    ids = [builder.array(ArraySpec(x.shape, x.dtype)) for x in leaves]
-    node_ids = []
-    try:
-        for node in nodes:
-            args = []
-            for kind, value in node.refs:
-                if kind == "l":
-                    args.append(ids[value])
-                elif kind == "n":
-                    args.append(node_ids[value])
-                else:
-                    args.append(Const(value) if type(value) is int else value)
-            if node.tail:
-                break
-            node_ids.append(builder.apply(node.name, *args, **node.params))
-        tail = nodes[-1]
-        reduction = None
-        if tail.tail and len(nodes) - 1 in out_nodes:
-            reduction = (tail.name, node_ids[tail.refs[0][1]], tail.params["axis"],
-                         tail.params["keepdims"])
-        program = builder.build(outputs=[node_ids[i] for i in out_nodes
-                                         if not nodes[i].tail], reduction=reduction)
-        kernel = kernel_for(program) if ctx.device_type == "cpu" else \
-            gpu_kernel_for(program, _gpu.xp(ctx))
-    except (NotFusible, TypeError, ValueError):
-        _program_counts["unfusible"] += 1
-        kernel = None
-    if len(_programs) >= _PROGRAMS_LIMIT:
-        _programs.clear()
-    _programs[key] = kernel
-    return kernel
-
-
-def program_stats():
-    """Window programs: {"hits", "misses", "unfusible", "cached"} since the process began."""
-    return {**_program_counts, "cached": len(_programs)}
-
-
-class _Fused:
-    """The engine op of a flushed lazy window (see the module docstring)."""
-
-    __slots__ = ("engine", "ctx", "nodes", "leaves", "scalars", "key", "reads", "writes",
-                 "outputs", "out_nodes", "ran", "name", "names", "origin", "used", "prop",
-                 "fuse", "kernel")
-
-    def __init__(self, window, reads, writes, outputs, out_nodes):
-        self.engine = window.engine
-        self.ctx = window.ctx
-        self.nodes = nodes = window.nodes
-        self.leaves = window.leaves
-        self.scalars = window.scalars
-        self.key = (tuple(window.key), tuple(out_nodes))
-        self.reads = tuple(reads)
-        self.writes = tuple(writes)
-        self.outputs = outputs
-        self.out_nodes = out_nodes
-        self.ran = False
-        self.names = [node.name for node in nodes]
-        # a worker runs it, the user's thread goes on; a window on arrays of less than
-        # INLINE_ELEMENTS runs in the pushing thread when its inputs are ready (MXNet's
-        # inline execution): waking a worker costs more than the kernel at that size
-        size = math.prod(nodes[0].shape)
-        gpu = self.ctx.device_type != "cpu"
-        self.prop = _INLINE if size < INLINE_ELEMENTS and not gpu else _WORKER
-        self.name = nodes[0].name if len(nodes) == 1 else f"fused {len(nodes)} ops"
-        self.origin = nodes[0].origin
-        self.used = None
-        self.kernel = None  # the FusedKernel that ran it
-
-    def describe(self):
-        """Profiler arguments: the member ops in order, how they ran, the window program
-        cache's counters, and the kernel's (its evaluators' runs, compile or load times)."""
-        info = {"ops": self.names, "ran": self.used, "programs": program_stats()}
-        if self.kernel is not None:
-            info["kernel"] = self.kernel.stats()
-        return info
-
-    def __call__(self, run_ctx):
-        if self.ran:
-            return  # pushed again after a Ctrl-C cut its first push short: it ran already
-        self.ran = True
-        try:
-            if run_ctx.stream is not None:  # a GPU's window: its work goes on its stream
-                with run_ctx.stream:
-                    self._run(run_ctx.stream)
-            else:
-                self._run(None)
-        finally:  # the engine may keep the op a while: its arrays need not wait for that
-            self.leaves = self.outputs = self.nodes = ()
-
-    def _run(self, stream):
-        if not (self.engine.any_failed(self.reads) or self.engine.any_failed(self.writes)):
-            kernel = _program_for(self.key, self.nodes, self.leaves, self.out_nodes,
-                                  self.scalars, self.ctx)
-            if kernel is not None:
-                arrays = [x._data() for x in self.leaves]
-                outs = [x._data() for x in self.outputs]
-                try:
-                    kernel(arrays, self.scalars, outs, compile_after=2)
-                    self.used, self.kernel = "fused", kernel
-                    return
-                except Exception:  # noqa: BLE001 - op by op finds the op and its line
-                    pass
-        self.used = "op by op"
-        self._op_by_op(stream)
-
-    def _op_by_op(self, stream):
-        """Each op alone, in push order, with the engine's failure rule per op."""
-        engine = self.engine
-        failures, scratch = [], {}
-        try:
-            self._each_op(engine.any_failed(self.reads), failures, scratch, stream)
-        finally:
-            for buffer in scratch.values():  # pool buffers: faulted in, as ops' outputs are
-                _free(buffer, self.ctx, stream)
-        reported = {}
-        for node, var in zip(self.out_nodes, self.writes):
-            failure = failures[node]
-            if failure is None:
-                continue
-            if failure[0] == "var":
-                engine.inherit_failure((failure[1],), (var,))
-            else:
-                reported.setdefault(id(failure), (failure, []))[1].append(var)
-        for (_, exc, name, origin), writes in reported.values():
-            engine.fail_part(writes, exc, name, origin)
-
-    def _each_op(self, check, failures, scratch, stream):
-        """Run the ops in order; ``failures[i]``: None, ("var", failed var read) or
-        ("raised", exc, name, origin); ``scratch``: node -> the pool buffer of its value,
-        while a later op reads it (then it goes back, warm in cache, for the next op)."""
-        engine, ctx = self.engine, self.ctx
-        leaves = [x._data() for x in self.leaves]
-        dest_of = {node: out for node, out in zip(self.out_nodes, self.outputs)}
-        last_use = {}
-        for i, node in enumerate(self.nodes):
-            for kind, value in node.refs:
-                if kind == "n":
-                    last_use[value] = i
-        values = []
-        for node in self.nodes:
-            failure, args = None, []
-            for kind, value in node.refs:
-                if kind == "l":
-                    var = self.leaves[value]._chunk.var
-                    if check and failure is None and engine.any_failed((var,)):
-                        failure = ("var", var)
-                    args.append(leaves[value])
-                elif kind == "n":
-                    failure = failure or failures[value]
-                    args.append(values[value])
-                else:
-                    args.append(value)
-            result = None
-            if failure is None:
-                target = dest_of.get(len(values))
-                if target is None:
-                    buffer = storage.alloc(node.dtype.itemsize * math.prod(node.shape), ctx)
-                    scratch[len(values)] = buffer
-                    result = _scratch_view(buffer, node, ctx)
-                else:
-                    result = target._data()
-                try:
-                    node.plan.run(args, [result], _WRITE_TO, node.params)
-                except Exception as exc:  # noqa: BLE001 - kept on the outputs it reaches
-                    failure = ("raised", exc, node.name, node.origin)
-            index = len(values)
-            values.append(result)
-            failures.append(failure)
-            for kind, value in node.refs:
-                if kind == "n" and last_use[value] == index and value in scratch:
-                    values[value] = None
-                    _free(scratch.pop(value), ctx, stream)
-
-
-def _scratch_view(buffer, node, ctx):
-    """A node's value array over a pool buffer (the device's array type on a GPU)."""
-    if ctx.device_type == "cpu":
-        return np.ndarray(node.shape, node.dtype, buffer)
-    return _gpu.backend(ctx).view(buffer, node.shape, node.dtype, 0, None)
-
-
-def _free(buffer, ctx, stream):
-    """Give a scratch buffer back, fenced by an event of this op's stream on a GPU."""
-    storage.free(buffer, ctx, None if stream is None else stream.record())
