@@ -264,3 +264,47 @@ def test_windows_queued_behind_a_failure_keep_every_op_and_its_order():
     with pytest.raises(ZeroDivisionError):
         bad.asnumpy()
     drain_errors()
+
+
+# ---------------------------------------------------------------- vars and lifetime
+def test_a_small_array_gets_its_var_only_when_it_outlives_its_window(nd_engine, monkeypatch):
+    """A small array's var is made at its first use (chunk.SmallChunk): temporaries made and
+    dropped inside one window never get one; what the window leaves alive gets one at the
+    push, and any later use (a wait, an op pushed alone) finds that same var."""
+    x = nd.zeros(4) + 1
+    x.wait_to_read()
+    made = []
+    new_variable = nd_engine.new_variable
+
+    def counting():
+        made.append(1)
+        return new_variable()
+    monkeypatch.setattr(nd_engine, "new_variable", counting)
+    for _ in range(10):
+        x = x * 2 + 1  # 20 ops, 19 temporaries dropped at once
+    kept = x
+    var = kept._chunk.var  # the first use makes it (flushing nothing by itself)
+    assert kept._chunk.var is var
+    np.testing.assert_array_equal(kept.asnumpy(), np.full(4, 2.0 ** 11 - 1))
+    assert kept._chunk.var is var
+    assert len(made) == (1 if gathers() else 20)  # alone, every op's output is pushed
+
+
+def test_gathered_ops_leave_no_reference_cycles():
+    """A window's chunks, ops and op do not keep each other alive: dropped arrays are freed by
+    reference counting, not by the cyclic GC (a collection every few hundred tiny ops cost
+    more than the ops)."""
+    import gc
+    x = nd.zeros(8)
+    x.wait_to_read()
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(300):
+            x = x + 1
+        x.wait_to_read()
+        nd.waitall()
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+    np.testing.assert_array_equal(x.asnumpy(), np.full(8, 300.0))

@@ -8,8 +8,9 @@ the buffer to the pool once every op pushed on it has finished (at once when non
 Both carry ``window``: the open segment window (segment.py) whose gathered ops touch the chunk,
 or None (a window that is no longer open means nothing).
 
-A `SmallChunk` (a CPU array of at most ``SMALL_BYTES``) is the same without the pool and without
-the deletion: its ``data`` is a NumPy array of the array's own shape and dtype, made with the
+A `SmallChunk` (a CPU array of at most ``SMALL_BYTES``) is the same without the pool, without
+the deletion, and with its var made at its first use (an array made and dropped inside one
+segment window never needs one): its ``data`` is a NumPy array of the array's own shape and dtype, made with the
 array, and freed by reference counting. Why: the pool exists for large buffers, whose first
 write page-faults; a small one comes from malloc's free lists already faulted in, and a tiny op
 would otherwise spend a third of its time in the pool and in the deletion. No deletion is needed:
@@ -21,6 +22,7 @@ object, which the op's block keeps alive. Small arrays are not counted in ``stor
 checked ``__setattr__`` (array.py), so that building an array costs plain slot writes.
 """
 import os
+import threading
 
 import numpy as np
 
@@ -73,12 +75,36 @@ class Chunk:
 
 class SmallChunk:
     """A small CPU array's storage: one engine var and ``data``, a NumPy array of the array's
-    shape and dtype (see the module docstring)."""
+    shape and dtype (see the module docstring). The var is made at its first use (``var``
+    unset until then): an array made and dropped inside one segment window never needs one,
+    and a tiny op's new var cost about a tenth of the op."""
 
     __slots__ = ("var", "ctx", "nbytes", "data", "window", "__weakref__")
 
     def allocate(self):
         return self.data
+
+    def __getattr__(self, name):  # called only for an unset slot: ``var`` before its first use
+        if name != "var":
+            raise AttributeError(name)
+        with _var_lock[0]:  # two threads' first uses make one var
+            try:
+                return _small_var.__get__(self, SmallChunk)
+            except AttributeError:
+                var = self.var = _engine_mod.get().new_variable()
+                return var
+
+
+_small_var = SmallChunk.__dict__["var"]  # the slot itself: reads it without __getattr__
+# reentrant: the cyclic GC may run a finalizer that uses a var inside the locked section
+_var_lock = [threading.RLock()]
+
+
+def _new_lock_after_fork():
+    _var_lock[0] = threading.RLock()  # a thread of the parent may have held it at the fork
+
+
+os.register_at_fork(after_in_child=_new_lock_after_fork)
 
 
 def _nothing_to_free(run_ctx):
@@ -117,8 +143,7 @@ def new_array(shape, dtype, ctx, engine=None):
     for n in shape:
         nbytes *= n
     if nbytes <= SMALL_BYTES and ctx.device_type == "cpu":
-        chunk = _new_object(SmallChunk)
-        chunk.var = (engine or _engine_mod.get()).new_variable()
+        chunk = _new_object(SmallChunk)  # its var: at its first use (SmallChunk)
         chunk.ctx = ctx
         chunk.nbytes = nbytes
         chunk.window = None  # the open segment window that touches it (segment.py)

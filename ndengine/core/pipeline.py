@@ -169,7 +169,7 @@ class _BoundRun:
     """The run of an op whose arrays are all small (SmallChunk): their memory exists at the
     push, so the views are taken there and the worker only calls the plan's run."""
 
-    # reads, writes, name: what a segment needs of it; origin: set when one gathers it
+    # reads, writes (chunks), name: what a segment needs of it; origin: set when gathered
     __slots__ = ("run", "args", "outs", "req", "params", "reads", "writes", "name", "origin")
 
     def __init__(self, run, args, outs, req, params, reads, writes, name):
@@ -260,8 +260,8 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
                                      overwrites)
     if params is None:
         params = _NO_PARAMS
-    reads = []
-    key = []
+    reads = []  # the chunks it reads; their vars only when it is pushed alone (a small
+    key = []    # chunk's var is made at its first use: SmallChunk)
     args = []  # what the run gets, while every array is small: views and scalars
     by_type = op.scalars_by_type
     small = True  # every array small (a SmallChunk): bound to its memory now, run inline
@@ -276,7 +276,7 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
                     raise ValueError(
                         f"{op.name}: arrays are on different contexts ({ctx} and {chunk.ctx});"
                         " move one with .copyto(ctx) or .as_in_context(ctx) first")
-            reads.append(chunk.var)
+            reads.append(chunk)
             key += (x.dtype, x.shape, x._strides)  # _strides None: C-contiguous
             if small:
                 if type(chunk) is _SmallChunk:  # its memory exists: the run gets the view
@@ -344,24 +344,22 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
             plan = op.plan(inputs, params, key=key[:-1] + (None,), device=device)
         req = _WRITE_INPLACE if any(x is out for x in inputs) else _WRITE_TO
         outputs = [out]
-    writes = []
+    writes = []  # the chunks it writes
     outs = []
     for x in outputs:
         chunk = x._chunk
-        writes.append(chunk.var)
+        writes.append(chunk)
         if small:
             if type(chunk) is _SmallChunk:
                 view = x._view_cache
                 outs.append(view if view is not None else x._data())
             else:
                 small = False
-    if extra_writes:
-        writes.extend(extra_writes)
     if small and cast_into is None and device == "cpu":
         run = _BoundRun(plan.run, args, outs, req, params, reads, writes, op.name)
         bulk_size = engine.bulk_size
         if bulk_size > 1 and not extra_writes and not overwrites:
-            _segment.append(engine, ctx, run, inputs, outputs, out is None, bulk_size)
+            _segment.append(engine, ctx, run, outputs, out is None, bulk_size)
             return outputs
         prop = _ASYNC
     elif (cast_into is None and _lazy.ENABLED and engine.bulk_size > 1
@@ -373,6 +371,10 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
         run = _Run(plan, inputs, outputs, req, params, cast_into)
         prop = _ASYNC if device == "cpu" and (small or _under_inline(inputs, outputs)) \
             else _NORMAL
+    reads = [chunk.var for chunk in reads]
+    writes = [chunk.var for chunk in writes]
+    if extra_writes:
+        writes.extend(extra_writes)
     _segment.flush_before(inputs, outputs)  # gathered ops of this thread, and any on these
     engine.push_sync(run, ctx, reads, writes, prop, 0, op.name,
                      run.describe,  # called only by a profiler

@@ -33,16 +33,21 @@ Window, field by field (one per gathering; the next op opens a new one)
     open      True until it is pushed; a mark naming a window that is not open means nothing.
     engine    the engine of its ops (the current one at its first op).
     ctx       the context of its ops.
-    nodes     its ops (`_BoundRun`s, ``origin`` set), in push order.
-    roles     dict var -> role: "read" (its ops read it, none writes it), "write" (one writes
-              it), "fresh" (the var of an array one of its ops made).
+    nodes     its ops (`_BoundRun`s, ``origin`` set, ``reads``/``writes`` the chunks they
+              read and write), in push order.
+    roles     dict chunk -> role: "read" (its ops read it, none writes it), "write" (one
+              writes it), or, for the chunk of an array one of its ops made, the number of its
+              nodes that hold the chunk (in their ``reads`` and ``writes``).
     fresh     the chunks of the arrays its ops made; at the push, those that died meanwhile
-              leave the op's writes (``Window.vars``).
-    bulk      None while it gathers; its `_Bulk` once a flush began (nothing gathers then).
+              (no reference but the window's own: the list, its role, its nodes') leave the
+              op's writes, and never get a var (``Window.vars``; chunk.SmallChunk).
+    bulk      None while it gathers; its `_Bulk` once a flush began (nothing gathers then);
+              "closed" once released.
     pushed    True once the engine took its op; then only the closing steps remain.
-Invariant: every var of every node has a role, and every chunk of every
-node's arrays is marked with the window, before the node is appended (the append is the last
-step, one C call: an interrupt leaves at most extra marks and vars, which cost only order).
+Invariant: every chunk of every node has a role and is marked with the window before the node
+is appended, and a made array's count never exceeds the nodes that hold it: the counts grow
+after the append (one C call). An interrupt leaves at most extra marks and roles, or a count
+too low (a dead array looks alive: its var joins the writes), which cost only order.
 Open windows are kept in ``_OPEN`` too, so a thread that ends with one keeps it until a wait,
 another thread, ``waitall`` or interpreter exit pushes it.
 
@@ -65,9 +70,11 @@ __all__ = ["append", "flush_before", "flush_touching", "flush_marked", "flush_ow
            "flush_window", "thread_segment", "open_window_locked", "flush_locked", "WindowBase"]
 
 _ASYNC = FnProperty.ASYNC
-_READ, _WRITE, _FRESH = "read", "write", "fresh"  # a var's role in a window
-# references to a dead fresh chunk during Window.vars: the list, the loop, getrefcount's argument
-_HELD_BY_WINDOW = 3
+_READ, _WRITE = "read", "write"  # a chunk's role in a window (one it made: a count)
+_CLOSED = "closed"  # a released window's ``bulk``
+# references to a dead fresh chunk during Window.vars, besides its ops' (its role counts
+# those): the fresh list, its role's key, the loop, getrefcount's argument
+_HELD_BY_WINDOW = 4
 _getrefcount = sys.getrefcount
 _tls = threading.local()
 _OPEN = set()  # segments with an open window (strong references: see the module docstring)
@@ -107,8 +114,12 @@ class Window(WindowBase):
         self.fresh = []
 
     def release(self):
-        """Once closed: let its chunks go (marks still name the window)."""
-        self.fresh = ()
+        """Once closed: let its chunks go (marks still name the window: a chunk -> window ->
+        chunk cycle would keep arrays until the cyclic GC ran)."""
+        self.fresh = self.nodes = ()
+        self.roles = {}
+        if self.bulk is not None:
+            self.bulk = _CLOSED  # its op is the engine's alone (its ops hold chunks)
 
     def seal(self):
         """The window's engine op (nothing gathers into the window from here on)."""
@@ -120,13 +131,14 @@ class Window(WindowBase):
         vars they write, but of the arrays they made only those still alive (a temporary
         that died in the window was never seen outside it: nothing can wait on it)."""
         reads, writes = [], []
-        for var, role in self.roles.items():
+        for chunk, role in self.roles.items():
             if role is _READ:
-                reads.append(var)
+                reads.append(chunk.var)
             elif role is _WRITE:
-                writes.append(var)
+                writes.append(chunk.var)
+        roles = self.roles
         for chunk in self.fresh:
-            if _getrefcount(chunk) > _HELD_BY_WINDOW:
+            if _getrefcount(chunk) > _HELD_BY_WINDOW + roles[chunk]:
                 writes.append(chunk.var)
         return reads, writes
 
@@ -158,30 +170,33 @@ class _Bulk:
         engine = self.engine
         check = engine.any_failed(self.reads) or engine.any_failed(self.writes)
         for node in self.nodes:
-            if check and engine.inherit_failure(node.reads, node.writes):
+            if check and engine.inherit_failure(_vars(node.reads), _vars(node.writes)):
                 continue  # skipped, its outputs failed, exactly as the op alone would be
             try:
                 node.run(node.args, node.outs, node.req, node.params)  # node(run_ctx), inlined
             except Exception as exc:  # noqa: BLE001 - kept on this op's outputs, as alone
-                engine.fail_part(node.writes, exc, node.name, node.origin)
+                engine.fail_part(_vars(node.writes), exc, node.name, node.origin)
                 check = True
 
 
-def append(engine, ctx, run, inputs, outputs, fresh, bulk_size):
-    """Gather ``run`` (an op on small arrays, a `pipeline._BoundRun`: it reads ``run.reads``,
-    writes ``run.writes``, touches the chunks of the NDArrays among ``inputs`` and of
-    ``outputs``; ``fresh``: its outputs are new arrays, ``run.writes`` their vars) into this
-    thread's window; push the window once it holds ``bulk_size`` ops (engine's)."""
+def _vars(chunks):
+    return [chunk.var for chunk in chunks]
+
+
+def append(engine, ctx, run, outputs, fresh, bulk_size):
+    """Gather ``run`` (an op on small arrays, a `pipeline._BoundRun`: it reads the chunks
+    ``run.reads`` and writes the chunks ``run.writes``, those of ``outputs``; ``fresh``: its
+    outputs are new arrays) into this thread's window; push the window once it holds
+    ``bulk_size`` ops (the engine's)."""
     reads, writes = run.reads, run.writes
     try:
         segment = _tls.segment
     except AttributeError:
         segment = thread_segment()
-    for x in inputs:  # another thread's open window on the arrays goes first
-        if type(x) is NDArray:
-            window = x._chunk.window
-            if window is not None and window.segment is not segment and window.open:
-                flush_window(window)
+    for chunk in reads:  # another thread's open window on the arrays goes first
+        window = chunk.window
+        if window is not None and window.segment is not segment and window.open:
+            flush_window(window)
     if not fresh:
         flush_touching(outputs, segment)
     run.origin = _engine_mod.caller_origin(2)  # append and invoke are the package's
@@ -191,27 +206,32 @@ def append(engine, ctx, run, inputs, outputs, fresh, bulk_size):
                 or window.engine is not engine or window.ctx is not ctx:
             window = open_window_locked(segment, Window, engine, ctx)
         roles = window.roles
-        for var in reads:
-            if var not in roles:
-                roles[var] = _READ
-        for x in inputs:
-            if type(x) is NDArray:
-                x._chunk.window = window
+        for chunk in reads:
+            chunk.window = window
+            if chunk not in roles:
+                roles[chunk] = _READ
         if fresh:
             fresh_chunks = window.fresh
-            for x in outputs:
-                chunk = x._chunk
+            for chunk in writes:
                 chunk.window = window
                 fresh_chunks.append(chunk)
-                roles[chunk.var] = _FRESH
+                roles[chunk] = 1  # held by this node
         else:
-            for var in writes:
-                if roles.get(var) is not _FRESH:
-                    roles[var] = _WRITE
-            for x in outputs:
-                x._chunk.window = window
+            for chunk in writes:
+                chunk.window = window
+                if type(roles.get(chunk)) is not int:
+                    roles[chunk] = _WRITE
         nodes = window.nodes
-        nodes.append(run)  # the last step (see the invariant)
+        nodes.append(run)  # the last step that matters (see the invariant)
+        for chunk in reads:  # one more node holds each array the window made
+            role = roles[chunk]
+            if type(role) is int:
+                roles[chunk] = role + 1
+        if not fresh:
+            for chunk in writes:
+                role = roles[chunk]
+                if type(role) is int:
+                    roles[chunk] = role + 1
         if len(nodes) >= bulk_size:
             _flush_locked(segment)
 

@@ -239,7 +239,7 @@ class LifecycleMixin:
         hook = self._hook
         start = _perf_ns() if hook is not None else 0
         try:
-            delete_fn(RunContext(ctx, None))
+            delete_fn(self._inline_run_ctxs.get(ctx) or RunContext(ctx, None))  # a CPU's
         except KeyboardInterrupt:
             raise  # not freed, or not all: the garbage collector takes the rest
         except BaseException as exc:  # noqa: B902 - kept for wait_for_all, as a pushed one's
