@@ -441,3 +441,14 @@ def test_broadcast_and_strided_signatures_run_the_ufunc_and_match_numpy(name):
                 for _ in range(2):
                     fn(want, row, out=want)
             np.testing.assert_array_equal(target, want)
+
+
+def test_a_plan_knows_the_size_of_the_largest_array_of_its_call():
+    """Plan.elements: the element count of the largest array read or written (the array
+    layer places the op by it: inline, worker, lazy window)."""
+    a, row = np.ones((30, 40), np.float32), np.ones(40, np.float32)
+    assert ops.get("add").plan([a, row], {}).elements == 1200
+    assert ops.get("add").plan([row, 2.5], {}).elements == 40
+    assert ops.get("sum").plan([a], {"axis": 0}).elements == 1200
+    assert ops.get("add").plan([np.ones((0, 1)), np.ones(5)], {}).elements == 5
+    assert ops.get("add").plan([1, 2.0], {}).elements == 1

@@ -362,14 +362,20 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
             _segment.append(engine, ctx, run, outputs, out is None, bulk_size)
             return outputs
         prop = _ASYNC
-    elif (cast_into is None and _lazy.ENABLED and engine.bulk_size > 1
-          and not extra_writes and not overwrites and _lazy.fusible(op, params)
+    elif (cast_into is None and _lazy.ENABLED
+          and (plan.elements >= _lazy.FUSE_MIN_ELEMENTS or device != "cpu")
+          and engine.bulk_size > 1 and not extra_writes and not overwrites
+          and _lazy.fusible(op, params)
           and _lazy.record(engine, ctx, op, plan, key, inputs, params, outputs[0],
                            out is None)):
         return outputs  # recorded in this thread's lazy window (lazy.py): fused at its flush
     else:
         run = _Run(plan, inputs, outputs, req, params, cast_into)
-        prop = _ASYNC if device == "cpu" and (small or _under_inline(inputs, outputs)) \
+        # a CPU op whose arrays are all under lazy.INLINE_ELEMENTS runs in the pushing thread
+        # when its inputs are ready (the engine's ASYNC placement, as for small arrays and
+        # lazy windows of that size). Measured on 2 cores: a worker running such an op (64K
+        # float32) costs more in hand-off and GIL contention than the op itself.
+        prop = _ASYNC if device == "cpu" and (small or plan.elements < _lazy.INLINE_ELEMENTS) \
             else _NORMAL
     reads = [chunk.var for chunk in reads]
     writes = [chunk.var for chunk in writes]
@@ -384,21 +390,6 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
 
 
 _tape.INVOKE[0] = invoke
-
-
-def _under_inline(inputs, outputs):
-    """Whether every array of a CPU op has fewer than ``lazy.INLINE_ELEMENTS`` elements: then
-    it runs in the pushing thread when its inputs are ready (the engine's ASYNC placement, as
-    for small arrays and lazy windows of that size). Measured on 2 cores: a worker running
-    such an op (64K float32) costs more in hand-off and GIL contention than the op itself."""
-    limit = _lazy.INLINE_ELEMENTS
-    for x in outputs:
-        if x.size >= limit:
-            return False
-    for x in inputs:
-        if type(x) is NDArray and x.size >= limit:
-            return False
-    return True
 
 
 def waitall():

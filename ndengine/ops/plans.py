@@ -8,7 +8,9 @@ runs once and records a ``Plan``:
 * ``check(inputs, params)``: the value checks that stay per call, or None (a weak Python int
   against the array dtype it meets raises NumPy's OverflowError on every call, hit or miss);
 * ``run(inputs, outputs, req, params)``: the exact kernel to run, loops and operand
-  conversions chosen (the worker runs it and decides nothing).
+  conversions chosen (the worker runs it and decides nothing);
+* ``elements``: the element count of the largest array the call reads or writes (callers
+  place the op by its size without measuring every array per call).
 
 The signature (``signature``) is a flat tuple.  Each input adds its key parts:
 
@@ -67,12 +69,13 @@ NO_ALIAS, SAME_VIEW, OVERLAP = 0, 1, 2
 class Plan:
     """One call signature of one op, decided: outputs, per-call checks, the run."""
 
-    __slots__ = ("outputs", "check", "run")
+    __slots__ = ("outputs", "check", "run", "elements")
 
     def __init__(self, outputs, run, check=None):
         self.outputs = tuple(outputs)  # ((shape, dtype), ...)
         self.run = run                 # run(inputs, outputs, req, params)
         self.check = check             # check(inputs, params) or None
+        self.elements = None           # set by Operator.build_plan (see the module docstring)
 
     def __repr__(self):
         return f"<Plan outputs={list(self.outputs)} check={self.check is not None}>"

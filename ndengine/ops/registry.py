@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import threading
 from typing import Callable
@@ -107,6 +108,13 @@ class Operator:
         """The general path, uncached: inference (raising every error), checks, kernel."""
         if params is None:
             params = {}
+        plan = self._build_plan(inputs, params, target, aliases, req, device)
+        sizes = [math.prod(shape) for shape, _ in plan.outputs]
+        sizes.extend(math.prod(shape_of(x)) for x in inputs if is_array_spec(x))
+        plan.elements = max(sizes, default=0)
+        return plan
+
+    def _build_plan(self, inputs, params, target, aliases, req, device) -> Plan:
         kernel = self.kernels.get(device)
         if kernel is None and device != "cpu" and "cpu" in self.kernels:
             # a user's op with a CPU kernel only: that kernel, on host copies of the values
