@@ -233,3 +233,19 @@ def test_naive_block_interrupted_before_it_starts_runs_exactly_once():
     assert ran == [1]
     assert not engine._pool.heap and var.is_idle()
     engine.notify_shutdown()
+
+
+def test_normalize_vars_spelled_out_cases_agree_with_the_general_rule():
+    """The common shapes are spelled out in normalize_vars: every arrangement of up to two
+    reads and one or two writes over three vars gives what the general rule gives (repeats
+    dropped, a var both read and written counts as a write, order kept)."""
+    import itertools
+    a, b, c = (ThreadedVar(i) for i in range(3))
+    for reads in itertools.chain.from_iterable(
+            itertools.product((a, b, c), repeat=n) for n in range(4)):
+        for writes in itertools.chain.from_iterable(
+                itertools.product((a, b, c), repeat=n) for n in (1, 2)):
+            unique_writes = tuple(dict.fromkeys(writes))
+            expected = (tuple(v for v in dict.fromkeys(reads) if v not in unique_writes),
+                        unique_writes)
+            assert normalize_vars(list(reads), list(writes)) == expected, (reads, writes)

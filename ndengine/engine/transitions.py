@@ -51,6 +51,12 @@ def normalize_vars(const_vars, mutable_vars):
         if read.deleted:
             raise _deleted(read)
         return (read,), (write,)
+    if len(mutable_vars) == 1 and len(const_vars) == 2:  # a binary op on two other arrays
+        write = mutable_vars[0]
+        read, other = const_vars
+        if read is not other and write is not read and write is not other \
+                and not (write.deleted or read.deleted or other.deleted):
+            return (read, other), (write,)
     if len(const_vars) + len(mutable_vars) <= 1:
         const_vars, mutable_vars = tuple(const_vars), tuple(mutable_vars)
     else:
