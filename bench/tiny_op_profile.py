@@ -13,8 +13,10 @@ Three views, for docs/tiny_op_breakdown.md:
    what the stages do not cover (the operator dispatch, invoke's own lines, the list and
    tuple building) is the remainder.
 
-A diagnostic, not a benchmark: it calls ndengine's internals (``_new_array``, ``_Run``,
-``engine.delete_variable``, the engine's ``_run_now``) one at a time, exactly as ``x + 1`` does.
+A diagnostic, not a benchmark: it calls ndengine's internals (``core.new_array``,
+``pipeline._BoundRun``, ``segment.append``, the plan's run) one at a time, as ``x + 1`` does.
+The stages of the op are indented under the gather (which includes them) so that the
+remainder is what no stage covers.
 """
 import argparse
 import cProfile
@@ -33,6 +35,7 @@ from ndengine import ops
 from ndengine.engine import FnProperty
 from ndengine import core
 from ndengine.core import pipeline as core_pipeline
+from ndengine.core import segment as core_segment
 from ndengine.ops import OpReq
 
 N = 16
@@ -126,7 +129,6 @@ class Stages:
 def stage_timers(iterations, repeat):
     eng = engine_mod.get()
     op = ops.get("add")
-    kernel = op.kernels["cpu"]
     x = nd.zeros(N, dtype=np.float32)
     x = x + 1
     nd.waitall()
@@ -167,36 +169,76 @@ def stage_timers(iterations, repeat):
             get("add")
     stages.add("ops.get('add') (operator glue)", lookup)
 
-    def infer(n):
-        plan = op.plan
+    key = (x.dtype, x.shape, None, int, None, None)  # invoke's signature of x + 1
+
+    def plan_hit(n):
+        get = op.plans.get
         for _ in range(n):
-            plan(inputs, params)
-    stages.add("infer: op.plan (a memo hit, signature computed by ops)", infer)
+            get(key)
+    stages.add("plan: the memo's dict lookup (invoke builds the key)", plan_hit)
+
+    plan = op.plans[key]
+
+    def plan_check(n):
+        check = plan.check
+        for _ in range(n):
+            check(inputs, params)
+    stages.add("plan's value check (a weak Python int's range)", plan_check)
+
+    view, out_view, req = x._data(), np.empty(N, np.float32), [OpReq.WRITE_TO]
+    chunk = x._chunk
+
+    def gather(n):
+        def nothing(args, outs, req, params):
+            pass
+        bound, append, bulk = core_pipeline._BoundRun, core_segment.append, eng.bulk_size
+        for _ in range(n):
+            y = core.new_array(shape, dtype, ctx, eng)
+            run = bound(nothing, [view, 1], [y._data()], req, params, [chunk], [y._chunk],
+                        "add")
+            append(eng, ctx, run, (y,), True, bulk)
+        core_segment.flush_own()
+        eng.wait_for_all()
+    stages.add("gather: new_array + _BoundRun + segment.append of a no-op, its window's push "
+               "and run included", gather)
 
     def new_arrays(n):
         new = core.new_array
         return [new(shape, dtype, ctx, eng) for _ in range(n)]
-    stages.add("output array + chunk + var (core.new_array)", new_arrays)
+    stages.add("  of which the output array + chunk, its NumPy memory (core.new_array; no var)",
+               new_arrays)
 
     def new_variable(n):
         new = eng.new_variable
         keep = [new() for _ in range(n)]
         return keep
-    stages.add("  of which engine.new_variable", new_variable)
+    stages.add("    for scale: engine.new_variable (made only for an array that outlives its "
+               "window)", new_variable)
 
-    def make_runs(n):
-        run_type, req = core_pipeline._Run, [OpReq.WRITE_TO]
-        out = [x]
+    def origin(n):
+        def invoke_like():
+            return engine_mod.caller_origin(2)
+
+        def append_like():
+            return invoke_like()
         for _ in range(n):
-            run_type(op.plan(inputs, params), inputs, out, req, params, None)
-    stages.add("_Run(...) object", make_runs)
+            append_like()
+    stages.add("  of which the user's line: caller_origin(2) (code object, offset)", origin)
+
+
+    def bound_runs(n):
+        bound = core_pipeline._BoundRun
+        for _ in range(n):
+            bound(plan.run, [view, 1], [out_view], req, params, [chunk], [chunk], "add")
+    stages.add("  of which the _BoundRun(...) object", bound_runs)
 
     def kernel_only(n):
-        a, out, req = x.asnumpy(), [np.empty(N, np.float32)], [OpReq.WRITE_TO]
+        a, out = x.asnumpy(), [np.empty(N, np.float32)]
         args = [a, 1]
+        run = plan.run
         for _ in range(n):
-            kernel(args, out, req)
-    stages.add("kernel alone (the plan's run via op.kernels['cpu'] on NumPy arrays)", kernel_only)
+            run(args, out, req, params)
+    stages.add("kernel: the plan's run on NumPy arrays", kernel_only)
 
     def numba_loop_only(n):
         a, out = x.asnumpy(), np.empty(N, np.float32)
@@ -212,15 +254,6 @@ def stage_timers(iterations, repeat):
             np.add(a, 1, out=out)
     stages.add("  for scale: NumPy np.add(a, 1, out=out), no allocation", numpy_ufunc_out)
 
-    def output_views(arrays):
-        for arr in arrays:
-            arr._data()
-        return arrays
-    # _data() of a fresh output: storage.alloc and the NumPy view over the buffer
-    def fresh_outputs(n):
-        return [core.new_array(shape, dtype, ctx, eng) for _ in range(n)]
-    stages.add("output memory: storage.alloc + NumPy view (_data)", output_views, fresh_outputs)
-
     def push_noop(n):
         push, var = eng.push_sync, eng.new_variable()
         reads, writes = [eng.new_variable()], [var]
@@ -228,15 +261,8 @@ def stage_timers(iterations, repeat):
         for _ in range(n):
             push(lambda run_ctx: None, ctx, reads, writes, async_, 0, "add", None)
         eng.wait_for_all()
-    stages.add("engine.push_sync of a no-op, inline (_run_now)", push_noop)
-
-    def delete_arrays(arrays):
-        arrays.clear()  # each Chunk.__del__ -> engine.delete_variable -> storage.free
-
-    def allocated_arrays(n):
-        return output_views(fresh_outputs(n))
-    stages.add("deletion of the old x (Chunk.__del__, buffer freed)", delete_arrays,
-               allocated_arrays)
+    stages.add("  for scale: engine.push_sync of a no-op, inline (an op pushed alone)",
+               push_noop)
     return stages.run(iterations, repeat)
 
 
@@ -295,7 +321,8 @@ def main(argv=None):
         print(f"   {med:8.0f} {best:8.0f}  {name}")
     whole_med, whole_min = stages["whole op: x = x + 1"]
     print(f"   {whole_med - covered_med:8.0f} {whole_min - covered_min:8.0f}  remainder of the "
-          "whole op: operator dispatch, _binary.forward, invoke's and push_sync's own lines")
+          "whole op: the operator method, invoke's own lines (the key, lists, checks), "
+          "the window's bookkeeping of a real op")
     gc.enable()
     return 0
 
