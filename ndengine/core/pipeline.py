@@ -320,11 +320,20 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
         check(inputs, params)
     engine = _engine_mod.get()
     cast_into = None
+    outs = None  # the outputs' views, while every array is small
     if out is None:
         specs = plan.outputs
-        if len(specs) == 1:
+        if len(specs) == 1:  # the common case, spelled out: one new array
             shape, dtype = specs[0]
-            outputs = [_new_array(shape, dtype, ctx, engine)]
+            result = _new_array(shape, dtype, ctx, engine)
+            outputs = [result]
+            chunk = result._chunk
+            writes = [chunk]
+            if small:
+                if type(chunk) is _SmallChunk:
+                    outs = [result._view_cache]  # a new small array's memory (chunk.py)
+                else:
+                    small = False
             req = _WRITE_TO
         else:
             outputs = [_new_array(shape, dtype, ctx, engine) for shape, dtype in specs]
@@ -344,17 +353,18 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
             plan = op.plan(inputs, params, key=key[:-1] + (None,), device=device)
         req = _WRITE_INPLACE if any(x is out for x in inputs) else _WRITE_TO
         outputs = [out]
-    writes = []  # the chunks it writes
-    outs = []
-    for x in outputs:
-        chunk = x._chunk
-        writes.append(chunk)
-        if small:
-            if type(chunk) is _SmallChunk:
-                view = x._view_cache
-                outs.append(view if view is not None else x._data())
-            else:
-                small = False
+    if outs is None:  # the chunks it writes, and their views while every array is small
+        writes = []
+        outs = []
+        for x in outputs:
+            chunk = x._chunk
+            writes.append(chunk)
+            if small:
+                if type(chunk) is _SmallChunk:
+                    view = x._view_cache
+                    outs.append(view if view is not None else x._data())
+                else:
+                    small = False
     if small and cast_into is None and device == "cpu":
         run = _BoundRun(plan.run, args, outs, req, params, reads, writes, op.name)
         bulk_size = engine.bulk_size
