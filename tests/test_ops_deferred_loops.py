@@ -131,10 +131,11 @@ def test_general_run_loops_defer_per_call_dtypes(jit_after):
     loops = dl.deferred_kernels(elementwise.ek.LoopKernels(numba, numba),
                                 elementwise.ek.LoopKernels(numpy, numpy))
     x = np.arange(3, dtype=np.int8)
+    types = dl.call_types(x, np.empty(3, np.int8))  # per call: the operands' Numba types
     loops.serial(x, np.empty(3, np.int8))
-    assert dl.state_of(numba, (x.dtype, x.dtype)) == (dl.WAITING, 1)
+    assert dl.state_of(numba, types) == (dl.WAITING, 1)
     loops.serial(x, np.empty(3, np.int8))
-    assert dl.state_of(numba, (x.dtype, x.dtype)) == (dl.READY, 2)
+    assert dl.state_of(numba, types) == (dl.READY, 2)
     loops.serial(x, np.empty(3, np.int8))
     assert (numpy.calls, numba.calls) == (1, 2)
 

@@ -3,7 +3,8 @@
 Numba compiles one function at a time anyway (its compiler lock), so one thread is all a
 queue of compiles can use; while it works, callers run something slower that needs no
 compile (fusion's blocked evaluator), or wait for it (``deferred_loops``: a wait, unlike a
-compile, may be cut short by Ctrl-C). Callers keep their own record of what they asked for
+compile, may be cut short by Ctrl-C; a job that itself needs a compile runs it at once,
+``on_compile_thread``). Callers keep their own record of what they asked for
 (one request per thing to compile).
 
 State, module-wide:
@@ -24,7 +25,7 @@ import queue
 import sys
 import threading
 
-__all__ = ["submit"]
+__all__ = ["submit", "on_compile_thread"]
 
 _queue: queue.Queue = queue.Queue()
 _thread = None
@@ -42,6 +43,12 @@ def submit(job, event=None) -> threading.Event:
             _thread = threading.Thread(target=_run_jobs, name="ndengine-compile", daemon=True)
             _thread.start()
     return event
+
+
+def on_compile_thread() -> bool:
+    """Whether the calling thread is the compile thread (whose job must not wait for a job
+    queued behind it: it runs the work itself)."""
+    return threading.current_thread() is _thread
 
 
 def _run_jobs():

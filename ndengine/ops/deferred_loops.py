@@ -1,4 +1,4 @@
-"""Numba loops compiled only once they are used: NumPy's loop runs a signature until then.
+"""Numba loops compiled only once they are used, and always on the compile thread.
 
 An element-wise op whose ufunc is the op itself has two 1-D loops of the same result: the
 Numba loop around its scalar function (compiled per operand types, ~0.15 s each, ~0.5 us a
@@ -6,35 +6,61 @@ call where NumPy's ufunc call costs ~1.5 us) and NumPy's own ufunc loop (the ora
 compile). Compiling every signature at its first call stalled a user's first call of each
 new dtype combination and spent most of a cold test run compiling loops called a few times.
 So a Numba loop's signature runs NumPy's loop for its first ``jit_after()`` calls, and the
-next call compiles the Numba loop and runs it from then on. The compile runs on the compile
-thread (``compile_queue``) while the caller waits for it: Ctrl-C, which Python delivers to
-the main thread only, then interrupts the wait and never an LLVM compile (an interrupted
-compile corrupted llvmlite's heap: a Ctrl-C storm aborted in malloc). The caller waits
+next call compiles the Numba loop and runs it from then on. A loop with no NumPy loop of the
+same result (relu, where, integer power, the ``prange`` loops of ops that do not defer, power's
+``any_negative``, fusion's row loops: ``numpy_loop`` None) compiles at its first call.
+
+Either way the compile runs on the compile thread (``compile_queue``) while the caller waits
+for it: Ctrl-C, which Python delivers to the main thread only, then interrupts the wait and
+never an LLVM compile (an interrupted compile corrupted llvmlite's heap: a Ctrl-C storm
+aborted in malloc); the compile goes on, and the next call finds it done. The caller waits
 rather than going on with NumPy's loop: a compile competing for the GIL with the hot loop
-that needs it took longer than a whole benchmark of tiny ops. ``NDENGINE_JIT_AFTER`` sets the count
-(default 16); 0 compiles at the first call, as a plain Numba dispatcher does.
+that needs it took longer than a whole benchmark of tiny ops. A failed compile raises in the
+caller the exception that Numba's own call would have raised, where no NumPy loop stands in.
+``NDENGINE_JIT_AFTER`` sets the count (default 16); 0 compiles at the first call, as a plain
+Numba dispatcher does.
+
+Two ways to call a loop, one record per Numba signature behind both:
+
+    bind               a plan's slot (a flat run: operand dtypes known at plan time, operands
+                       the engine's writeable aligned C-contiguous 1-D buffers or copies, so one
+                       Numba type per dtypes): the dispatcher itself in the slot once READY.
+    deferred           a wrapper for operands of any types (the general run, power's loops),
+                       keyed per call by the operands' Numba type fingerprints (the key
+                       Numba's own dispatch uses: dtype, ndim, layout, read-only, aligned; the
+                       general run's nditer chunks are read-only, a flat run's are not).
 
 State, module-wide:
 
-    _records   (Numba loop, operand dtypes) -> _Record: one per loop and signature, shared
-               by every plan that calls that loop with those dtypes.
+    _records   (Numba loop, key types, has a NumPy loop) -> _Record: one per loop, key
+               types and kind, shared by every plan or wrapper that calls that loop with
+               those types (key types: dtypes for ``bind``, fingerprints for ``deferred``).
     _jit_after the count above.
+
+Each ``deferred`` wrapper keeps its own dict, call types -> _Record: a cache of _records.
 
 A _Record, field by field:
 
-    calls      calls NumPy's loop ran so far. Counted without a lock: a count lost to a race
-               only delays the compile by a call (two threads compiling at once meet in
-               Numba's own compile lock; the second finds the loop compiled).
-    state      WAITING (NumPy's loop runs) -> READY (the Numba loop runs); or NUMPY_ONLY
-               (the compile failed: NumPy's loop runs for good, ``failure`` says why) or
-               NUMBA_ONLY (NumPy refused the operands, e.g. a cast its ufunc has no loop
-               for: the Numba loop runs, compiled at that call).
-    failure    why the compile failed, or None.
+    calls      calls NumPy's loop ran so far (0 without one). Counted without a lock: a
+               count lost to a race only delays the compile by a call (two threads compiling
+               at once meet in Numba's own compile lock; the second finds the loop compiled).
+    state      WAITING (NumPy's loop runs; without one, the compile is due) -> READY (the
+               Numba loop runs); or NUMPY_ONLY (the compile failed: NumPy's loop runs for
+               good, ``failure`` says why) or NUMBA_ONLY (NumPy refused the operands, e.g. a
+               cast its ufunc has no loop for: the Numba loop runs, compiled at that call).
+               Without a NumPy loop a failed compile leaves it WAITING: each call tries again
+               and raises, as a Numba dispatcher's call does.
+    failure    why the last compile failed, or None.
 
 Invariant: a record is READY only once its Numba loop has a compiled specialisation for the
-types of the call that compiled it; results never depend on the state (NumPy's loop is the
-oracle the Numba loop is tested against, ``tests/test_ops_deferred_loops.py``). A bound loop
-(``bind``) swaps itself out of its slot once READY, so a plan's hot path pays one list index.
+types of the call that made it READY (compiled on the compile thread, or found compiled
+already); no call through a record compiles outside the compile thread
+(nor does the compile thread wait for itself: a call made on it compiles there at once),
+save at exit, once that thread has stopped: then the caller compiles.
+Results never depend on the state (NumPy's loop is the oracle the Numba loop is tested
+against, ``tests/test_ops_deferred_loops.py``). A bound loop (``bind``) swaps itself out of
+its slot once READY, so a plan's hot path pays one list index; a ``deferred`` call, a tuple
+of fingerprints and a dict lookup (never ``typeof``, which runs only before READY).
 """
 from __future__ import annotations
 
@@ -42,10 +68,12 @@ import os
 import threading
 
 from numba import typeof
+from numba._dispatcher import compute_fingerprint as _fingerprint
 
 from . import compile_queue
 
-__all__ = ["bind", "deferred_kernels", "jit_after", "set_jit_after", "state_of", "stats"]
+__all__ = ["bind", "deferred", "deferred_kernels", "call_types", "jit_after", "set_jit_after",
+           "state_of", "stats"]
 
 WAITING, READY, NUMPY_ONLY, NUMBA_ONLY = "waiting", "ready", "numpy", "numba"
 
@@ -91,42 +119,67 @@ class _Record:
         self.failure = None
 
     def run(self, args):
-        """One call while not READY: NumPy's loop, or the compile once it is due."""
+        """One call while not READY: NumPy's loop, or the compile once it is due (at once
+        without a NumPy loop); the loop's result."""
         state = self.state
         if state is READY or state is NUMBA_ONLY:
-            self.numba_loop(*args)
-            return
+            return self.numba_loop(*args)
+        numpy_loop = self.numpy_loop
         if state is WAITING:
+            if numpy_loop is None:
+                error = self._compile(args)
+                if error is not None:
+                    raise error
+                return self.numba_loop(*args)
+            if self.calls == 0 and self._compiled(args):
+                return self.numba_loop(*args)
             self.calls += 1
-            if self.calls > _jit_after and self._compile(args):
-                self.numba_loop(*args)
-                return
+            if self.calls > _jit_after and self._compile(args) is None:
+                return self.numba_loop(*args)
         try:
-            self.numpy_loop(*args)
+            return numpy_loop(*args)
         except TypeError:  # NumPy has no loop for these operands: Numba's compiles now
-            self._compile(args)
+            error = self._compile(args)
+            if error is not None:
+                raise error
             self.state = NUMBA_ONLY
-            self.numba_loop(*args)
+            return self.numba_loop(*args)
 
-    def _compile(self, args) -> bool:
-        """Compile for the types of ``args`` on the compile thread, waiting for it; whether
-        the loop is READY."""
-        signature = tuple(typeof(a) for a in args)
-        compile_queue.submit(lambda: self._compile_now(signature)).wait()
+    def _compiled(self, args) -> bool:
+        """Whether the Numba loop has these types compiled already (then READY)."""
+        if tuple(typeof(a) for a in args) in getattr(self.numba_loop, "overloads", ()):
+            self.state = READY
         return self.state is READY
+
+    def _compile(self, args):
+        """Compile for the types of ``args`` on the compile thread, waiting for it (at once
+        where this is the compile thread); the compile's exception, or None (READY)."""
+        signature = tuple(typeof(a) for a in args)
+        if signature in getattr(self.numba_loop, "overloads", ()):
+            self.state = READY
+            return None
+        if compile_queue.on_compile_thread():
+            return self._compile_now(signature)
+        outcome = []
+        compile_queue.submit(lambda: outcome.append(self._compile_now(signature))).wait()
+        if not outcome:  # the queue ran nothing (the interpreter exits): compile here
+            return self._compile_now(signature)
+        return outcome[0]
 
     def _compile_now(self, signature):
         try:
             self.numba_loop.compile(signature)
-        except Exception as exc:  # noqa: BLE001 - NumPy's loop stays in use
+        except Exception as exc:  # noqa: BLE001 - NumPy's loop stays in use, or the caller raises
             self.failure = f"{type(exc).__name__}: {exc}"
-            self.state = NUMPY_ONLY
-        else:
-            self.state = READY
+            if self.numpy_loop is not None:
+                self.state = NUMPY_ONLY
+            return exc
+        self.state = READY
+        return None
 
 
-def _record(numba_loop, numpy_loop, dtypes) -> _Record:
-    key = (numba_loop, dtypes)
+def _record(numba_loop, numpy_loop, types) -> _Record:
+    key = (numba_loop, types, numpy_loop is not None)
     record = _records.get(key)
     if record is None:
         with _lock:
@@ -136,43 +189,60 @@ def _record(numba_loop, numpy_loop, dtypes) -> _Record:
 
 def bind(numba_loop, numpy_loop, dtypes) -> list:
     """A plan's slot for one loop called with operands and output of ``dtypes``: a one-item
-    list whose item is the callable to call. It runs NumPy's loop while the Numba loop's
-    signature waits or compiles, and puts the Numba loop itself in the slot once READY."""
-    record = _record(numba_loop, numpy_loop, dtypes)
+    list whose item is the callable to call. It runs NumPy's loop (``numpy_loop``; None: none)
+    while the Numba loop's signature waits or compiles, and puts the Numba loop itself in the
+    slot once READY."""
+    record = _record(numba_loop, numpy_loop, tuple(dtypes))
     if record.state is READY:
         return [numba_loop]
     slot = []
 
-    def deferred(*args):
-        record.run(args)
+    def until_ready(*args):
+        result = record.run(args)
         if record.state is READY:
             slot[0] = numba_loop
+        return result
 
-    slot.append(deferred)
+    slot.append(until_ready)
     return slot
 
 
-def deferred_kernels(numba_loops, numpy_loops):
-    """``numba_loops`` (a LoopKernels) with every loop deferred per call's dtypes (the
-    general run, whose operand dtypes are known only at the call)."""
-    def defer(numba_loop, numpy_loop):
-        if numba_loop is None:
-            return None
-
-        def loop(*args):
-            record = _record(numba_loop, numpy_loop, tuple(a.dtype for a in args))
-            if record.state is READY:
-                numba_loop(*args)
-            else:
-                record.run(args)
-        return loop
-
-    return type(numba_loops)(*map(defer, numba_loops, numpy_loops))
+def call_types(*args) -> tuple:
+    """The key types of a call through ``deferred``: each array operand's Numba type
+    fingerprint."""
+    return tuple(map(_fingerprint, args))
 
 
-def state_of(numba_loop, dtypes):
-    """(state, calls run by NumPy's loop) of a loop's signature; (None, 0) if never called."""
-    record = _records.get((numba_loop, tuple(dtypes)))
+def deferred(numba_loop, numpy_loop=None):
+    """``numba_loop`` for array operands of any types (NumPy's loop ``numpy_loop`` standing in
+    until due; None: none), its record looked up per call by the operands' Numba types."""
+    records = {}  # call types -> _Record: this wrapper's own lookup into _records
+
+    def loop(*args):
+        types = tuple(map(_fingerprint, args))
+        record = records.get(types)
+        if record is None:
+            record = records[types] = _record(numba_loop, numpy_loop, types)
+        if record.state is READY:
+            return numba_loop(*args)
+        return record.run(args)
+    return loop
+
+
+def deferred_kernels(numba_loops, numpy_loops=None):
+    """``numba_loops`` (a LoopKernels) with every loop ``deferred`` (the general run, whose
+    operand types are known only at the call); ``numpy_loops`` None: no NumPy loops."""
+    if numpy_loops is None:
+        numpy_loops = (None,) * len(numba_loops)
+    return type(numba_loops)(*[None if numba_loop is None else deferred(numba_loop, numpy_loop)
+                               for numba_loop, numpy_loop in zip(numba_loops, numpy_loops)])
+
+
+def state_of(numba_loop, types, numpy=True):
+    """(state, calls run by NumPy's loop) of a loop's signature (``types``: the dtypes given
+    to ``bind``, or ``call_types`` of a ``deferred`` call; ``numpy``: of the record with a
+    NumPy loop, or without); (None, 0) if never called."""
+    record = _records.get((numba_loop, tuple(types), numpy))
     return (None, 0) if record is None else (record.state, record.calls)
 
 

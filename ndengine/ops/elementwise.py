@@ -192,8 +192,8 @@ class ElementwiseSpec:
 
     @cached_property
     def loops(self) -> ek.LoopKernels:
-        """1-D loops for any dtype (the general run): NumPy's where it is faster, else Numba's."""
-        return self._loops_around(lambda: self.numba_loops)
+        """1-D loops for any dtype (the general run): NumPy's where faster, else Numba's."""
+        return self._loops_around(lambda: deferred_kernels(self.numba_loops))
 
     def _loops_around(self, numba_loops):
         numpy_loop = self.numpy_loop
@@ -335,15 +335,16 @@ class ElementwiseSpec:
         loop = _pick_loop(loops, kinds, parallel)
         if loop is None:
             return None
-        if self.defers_compile and loops is self.numba_loops:
-            numpy_loop = _pick_loop(self.extended_loops, kinds, parallel)
-            if aliases and aliases[0] == SAME_VIEW and not parallel \
+        if self.scalar is None or loops is not self.numba_loops:
+            slot = [loop]
+        else:  # NumPy's loop until due where it defers; else none: compiled at the first call
+            numpy_loop = _pick_loop(self.extended_loops, kinds, parallel) if self.defers_compile \
+                else None
+            if numpy_loop is not None and aliases and aliases[0] == SAME_VIEW and not parallel \
                     and size >= INPLACE_NUMPY_ELEMENTS:
                 slot = [numpy_loop]  # in place (x -= y): see INPLACE_NUMPY_ELEMENTS
             else:
                 slot = bind_deferred(loop, numpy_loop, (*computation, out_dtype))
-        else:
-            slot = [loop]
         return flat_run(slot, converters, len(shape) != 1)
 
     def register(self, kind: str) -> Operator:

@@ -18,6 +18,7 @@ from numpy._core import umath as _umath  # the clip ufunc behind np.clip
 
 from . import elementwise_kernels as ek
 from .caching import cached_property
+from .deferred_loops import bind, deferred_kernels
 from .dtypes import check_scalar_fits, int_bounds, is_array_spec, result_type
 from .elementwise import ElementwiseSpec, _is_weak_int, computes_in_extended, spec
 from .elementwise_run import nothing_run, quiet_call
@@ -51,6 +52,15 @@ def numpy_power_loops(fallback: ek.LoopKernels) -> ek.LoopKernels:
     NumPy's bit for bit; integers keep the ``fallback`` (Numba) loops."""
     floats = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
     power = np.power
+    unary_slots = {}  # (op name, dtype, parallel) -> its bound Numba loop (deferred_loops)
+
+    def unary_slot(name, dtype, parallel_run):
+        slot = unary_slots.get((name, dtype, parallel_run))
+        if slot is None:  # square, sqrt, positive: their ``loops`` are these Numba loops
+            loops = spec(name).numba_loops
+            slot = unary_slots[name, dtype, parallel_run] = bind(
+                loops.parallel if parallel_run else loops.serial, None, (dtype, dtype))
+        return slot
 
     def is_float(x, y, out):
         dtype = out.dtype
@@ -81,8 +91,7 @@ def numpy_power_loops(fallback: ek.LoopKernels) -> ek.LoopKernels:
                 return
             unary = _POWER_FAST_EXPONENTS.get(float(y[0]))
             if type(unary) is str:
-                loops = spec(unary).loops
-                (loops.parallel if parallel_run else loops.serial)(x, out)
+                unary_slot(unary, out.dtype, parallel_run)[0](x, out)
                 return
             if unary is not None:
                 def run(xs, outs):
@@ -141,24 +150,26 @@ class PowerSpec(ElementwiseSpec):
         return check_exponent
 
     def input_check(self, inputs, computation, shape):
-        if computation[1].kind != "i" or self._scalar_exponent(inputs) or not math.prod(shape):
+        if computation[1].kind != "i" or self._scalar_exponent(inputs) or not math.prod(shape) \
+                or np.dtype(inputs[1].dtype).kind != "i":
             return None
-        return _check_exponent_array
+        # the exponent raveled is C-contiguous: one Numba type per dtype
+        slot = bind(ek.any_negative, None, (np.dtype(inputs[1].dtype),))
+
+        def check_exponent_array(inputs):
+            if slot[0](np.asarray(inputs[1]).ravel()):
+                raise ValueError(_NEGATIVE_POWER)
+        return check_exponent_array
 
     @cached_property
     def loops(self) -> ek.LoopKernels:
-        return numpy_power_loops(self.numba_loops)
+        return numpy_power_loops(deferred_kernels(self.numba_loops))
 
     def plan_loops(self, computation, out_dtype) -> ek.LoopKernels:
         if computes_in_extended(computation, out_dtype):
             return self.extended_loops
-        return self.loops
-
-
-def _check_exponent_array(inputs):
-    exponent = np.asarray(inputs[1])
-    if exponent.dtype.kind == "i" and ek.any_negative(exponent.reshape(-1)):
-        raise ValueError(_NEGATIVE_POWER)
+        # integers: the Numba loops themselves (what ``loops`` calls), bound by the flat run
+        return self.numba_loops if out_dtype.kind in "iu" else self.loops
 
 
 # ------------------------------------------------------------------------- clip

@@ -13,9 +13,15 @@ NumPy computes for each C-contiguous row:
 * ``multiply_rows``: in order from 1;
 * ``maximum_rows`` / ``minimum_rows``: NaN if any element is NaN (which of two equal zeros
   is kept may differ from NumPy's SIMD loop).
+
+A loop's first compile for a dtype runs on the compile thread (``deferred_loops.bind``; the
+kernel's own compile job warms it there first, ``warm``). ``_reducers``: (name, dtype) -> the
+reducer, kept (bounded by the names and dtypes).
 """
 import numpy as np
 from numba import njit
+
+from .deferred_loops import bind
 
 _JIT = dict(nogil=True, cache=True, error_model="numpy")
 MAX_ROW = 128  # NumPy's PW_BLOCKSIZE
@@ -96,13 +102,21 @@ _ROWS = {"sum": (add_rows, 0), "mean": (add_rows, 0), "prod": (multiply_rows, 1)
          "max": (maximum_rows, 0), "min": (minimum_rows, 0)}
 
 
+_reducers: dict = {}
+
+
 def row_reducer(name, dtype):
     """``reduce(values, out)`` for C-contiguous (rows, L <= MAX_ROW) values of ``dtype``."""
-    loop, start = _ROWS[name]
-    start = np.dtype(dtype).type(start)
+    reduce = _reducers.get((name, dtype))
+    if reduce is None:
+        loop, start = _ROWS[name]
+        dtype = np.dtype(dtype)
+        start = dtype.type(start)
+        slot = bind(loop, None, (dtype,))  # values, out: writeable, C-contiguous
 
-    def reduce(values, out):
-        loop(values, out, start)
+        def reduce(values, out):
+            slot[0](values, out, start)
+        reduce = _reducers.setdefault((name, dtype), reduce)
     return reduce
 
 
