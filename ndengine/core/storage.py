@@ -18,13 +18,14 @@ this process no longer used; the remaining cost of a smaller pool is a fresh all
 faults) for an array larger than what the pool may keep. The variable is read once, at import;
 a value that is not a number of MiB >= 0 raises there, naming the variable.
 
-State of a DevicePool (guarded by its lock)
+State of a DevicePool (guarded by its lock, a `_PoolLock`)
     free          bucket size -> list of free buffers (uint8 arrays, or CuPy arrays on a GPU).
     owned         id(buffer) -> buffer, for every buffer this pool allocated and has not
                   released (handed out or pooled): free() of a buffer it did not allocate (an
                   unpickled array's copy, say) is ignored, so the counters cannot go wrong or
                   negative. Updated only on the slow paths (fresh allocation, release); the
-                  per-array paths pay one lookup, in give_back.
+                  per-array paths pay one lookup, in free. Holding every buffer alive, it also
+                  makes ``id(data) in owned`` mean "data is ours".
     held          bytes taken from the system and not released: handed out or pooled
                   (bytes in use = held - pooled). Counted only once the allocation succeeded.
     pooled        bytes held in ``free``.
@@ -32,22 +33,34 @@ State of a DevicePool (guarded by its lock)
                   used the buffer (gpu.py); the op that takes the buffer again waits on it.
     allocs, reuses, releases   counters: fresh allocations, requests served from the pool,
                                buffers given back to the system.
-    owner         the id of the thread inside a locked section, else None.
     deferred      buffers freed by the thread that held the lock (appended without it).
+
+The per-array paths: the module-level ``alloc`` and ``free`` hold the code of a request served
+from the pool and of a buffer pooled in an existing bucket below the limit, one Python call
+from the caller to the bucket (a DevicePool's own ``alloc`` and ``give_back`` run the same
+code); every other case (a fresh allocation, a new bucket, the limit, a foreign buffer) takes a
+method. Their locked sections acquire inside a ``try`` and release in its ``finally`` rather
+than using ``with`` (which costs about twice as much), and stay safe under Ctrl-C: the acquire
+is the first call inside the ``try``, so an interrupt raised just after it took the lock runs
+the ``finally``; an acquire interrupted while it waited took nothing, and the ``release`` of a
+lock this thread does not hold then raises RuntimeError (ignored there) instead of releasing
+another thread's section, which is why the lock is an RLock.
 
 Frees inside a locked section: the cyclic GC may run at any allocation, also while this
 thread holds the lock (inside alloc, say), and collect an array whose chunk frees its buffer
-here. The lock is not reentrant (a reentrant free would change ``free`` in the middle of the
-section), so such a free only appends to ``deferred``; every locked section starts by moving
-``deferred`` into the pool. A free that finds the lock held by another thread waits for it.
+here. Sections never nest (a reentrant free would change ``free`` in the middle of the
+section), so a free by the thread that holds the lock (``_is_owned``: the RLock knows its
+owner, nothing else records it) only appends to ``deferred``; every locked section starts by
+moving ``deferred`` into the pool. A free that finds the lock held by another thread waits for
+it.
 
-Fork: every lock here is re-created in a child process (os.register_at_fork), ``owner`` is
-cleared, and the byte counts are recomputed there from ``free`` and ``owned``: a thread of the
-parent may have held a lock, or been between two updates, at the moment of the fork.
+Fork: every lock here is re-created in a child process (os.register_at_fork), and the byte
+counts are recomputed there from ``free`` and ``owned``: a thread of the parent may have held a
+lock, or been between two updates, at the moment of the fork.
 """
+import _thread
 import os
 import threading
-from threading import get_ident
 
 import numpy as np
 
@@ -94,12 +107,22 @@ def default_limit(environ=os.environ):
 _LIMIT = default_limit()  # at import: a bad value fails here, not at every op's wait
 
 
+class _PoolLock(_thread.RLock):
+    """A pool's lock: an RLock (see the module docstring), with Lock's ``locked`` (which RLock
+    lacks before Python 3.14) for the tests and diagnostics that ask whether a section runs."""
+
+    __slots__ = ()
+
+    def locked(self):
+        """Whether any thread holds the lock."""
+        return self._is_owned() or repr(self).startswith("<locked")
+
+
 class DevicePool:
     def __init__(self, ctx, limit):
         self.ctx = ctx
         self.limit = limit
-        self.lock = threading.Lock()
-        self.owner = None
+        self.lock = _PoolLock()
         self.deferred = []
         self.free = {}
         self.fences = {}
@@ -110,39 +133,26 @@ class DevicePool:
         self.reuses = 0
         self.releases = 0
 
+    @property
+    def owner(self):
+        """The calling thread's id while it is inside a locked section, else None."""
+        return threading.get_ident() if self.lock._is_owned() else None
+
     def alloc(self, nbytes):
-        size = bucket_size(nbytes)
-        # ``with``, not acquire/try: a Ctrl-C between an acquire and its ``try`` would leave
-        # the lock held for ever, and every later alloc and free would hang. ``owner`` is set
-        # inside the ``try``, so the ``finally`` always clears it.
-        with self.lock:
-            try:
-                self.owner = get_ident()
-                if self.deferred:
-                    self._drain()
-                bucket = self.free.get(size)
-                if bucket:
-                    self.pooled -= size
-                    self.reuses += 1
-                    data = bucket.pop()
-                    fence = self.fences.pop(id(data), None) if self.fences else None
-                else:
-                    data = None
-            finally:
-                self.owner = None
-        if data is not None:
-            if fence is not None:  # its last use on another stream may still be running
-                _gpu.wait_fence(self.ctx, fence)
-            return data
+        return alloc(nbytes, self)  # a pool stands for its own context there (see _pool)
+
+    def give_back(self, data, fence=None):
+        free(data, self, fence)
+
+    def _alloc_new(self, size):
+        """A fresh buffer of a bucket size, counted (the lock not held)."""
         data = self._new(size)  # may raise MemoryError: then nothing was counted
         with self.lock:
-            try:
-                self.owner = get_ident()
-                self.owned[id(data)] = data
-                self.held += size
-                self.allocs += 1
-            finally:
-                self.owner = None
+            if self.deferred:
+                self._drain()
+            self.owned[id(data)] = data
+            self.held += size
+            self.allocs += 1
         return data
 
     def _new(self, size):
@@ -152,23 +162,6 @@ class DevicePool:
         raw = np.empty(size + _ALIGN, dtype=np.uint8)
         start = -raw.ctypes.data % _ALIGN
         return raw[start:start + size]
-
-    def give_back(self, data, fence=None):
-        if fence is not None:
-            self.fences[id(data)] = fence  # one C call: also safe from a locked section
-        if self.owner == get_ident():
-            # This thread is inside a locked section (the GC collected an array there):
-            # taking the lock again would hang for ever. The next section pools the buffer.
-            self.deferred.append(data)
-            return
-        with self.lock:  # ``with``: see alloc
-            try:
-                self.owner = get_ident()
-                if self.deferred:
-                    self._drain()
-                self._pool_buffer(data)
-            finally:
-                self.owner = None
 
     def _drain(self):
         """Pool the buffers freed while this thread held the lock (lock held)."""
@@ -186,8 +179,8 @@ class DevicePool:
         bucket = self.free.get(size)
         if bucket is None:
             bucket = self.free[size] = []
+        self.pooled += size  # before the append: see free()
         bucket.append(data)
-        self.pooled += size
         while self.pooled > self.limit:
             largest = max(s for s, b in self.free.items() if b)
             self._release(self.free[largest].pop())
@@ -205,37 +198,27 @@ class DevicePool:
 
     def release_all(self):
         with self.lock:
-            try:
-                self.owner = get_ident()
-                if self.deferred:
-                    self._drain()
-                for bucket in self.free.values():
-                    for data in bucket:
-                        self._release(data)
-                    self.releases += len(bucket)
-                self.free.clear()
-                self.held -= self.pooled
-                self.pooled = 0
-            finally:
-                self.owner = None
+            if self.deferred:
+                self._drain()
+            for bucket in self.free.values():
+                for data in bucket:
+                    self._release(data)
+                self.releases += len(bucket)
+            self.free.clear()
+            self.held -= self.pooled
+            self.pooled = 0
 
     def stats(self):
         with self.lock:
-            try:
-                self.owner = get_ident()
-                if self.deferred:
-                    self._drain()
-                return {"bytes_in_use": self.held - self.pooled, "bytes_pooled": self.pooled,
-                        "allocs": self.allocs, "reuses": self.reuses,
-                        "releases": self.releases}
-            finally:
-                self.owner = None
+            if self.deferred:
+                self._drain()
+            return {"bytes_in_use": self.held - self.pooled, "bytes_pooled": self.pooled,
+                    "allocs": self.allocs, "reuses": self.reuses, "releases": self.releases}
 
     def _after_fork_in_child(self):
         # The parent's threads are gone: a lock one of them held stays held in the copy, and
         # one may have been between two updates of the counters. Recount from the containers.
-        self.lock = threading.Lock()
-        self.owner = None  # the thread that held the lock is gone; ``deferred`` stays ours
+        self.lock = _PoolLock()  # ``deferred`` stays ours: the next section pools it
         self.pooled = sum(size * len(bucket) for size, bucket in self.free.items())
         self.held = sum(data.nbytes for data in self.owned.values())
 
@@ -245,6 +228,11 @@ _pools_lock = threading.Lock()
 
 
 def _pool(ctx):
+    """ctx's pool, made at its first use. A DevicePool stands for itself: its alloc and
+    give_back run the module-level functions with the pool in place of the context, which
+    ``_pools`` never holds."""
+    if type(ctx) is DevicePool:
+        return ctx
     pool = _pools.get(ctx)
     if pool is None:
         with _pools_lock:
@@ -254,14 +242,68 @@ def _pool(ctx):
 
 def alloc(nbytes, ctx):
     """A buffer of at least nbytes on ctx, from the pool when one fits."""
-    return (_pools.get(ctx) or _pool(ctx)).alloc(nbytes)
+    pool = _pools.get(ctx) or _pool(ctx)
+    if 64 < nbytes <= 1048576:  # bucket_size, inlined for the pooled sizes
+        size = 1 << (nbytes - 1).bit_length()
+    else:
+        size = bucket_size(nbytes)
+    lock = pool.lock
+    try:  # the acquire first inside the ``try``, not ``with``: see the module docstring
+        lock.acquire()
+        if pool.deferred:
+            pool._drain()
+        bucket = pool.free.get(size)
+        if bucket:
+            # The counts before the pop: an interrupt there leaves a buffer counted in use,
+            # never a count off.
+            pool.pooled -= size
+            pool.reuses += 1
+            data = bucket.pop()
+            fence = pool.fences.pop(id(data), None) if pool.fences else None
+        else:
+            data = None
+    finally:
+        try:
+            lock.release()
+        except RuntimeError:  # the acquire was interrupted before it took the lock
+            pass
+    if data is None:
+        return pool._alloc_new(size)
+    if fence is not None:  # its last use on another stream may still be running
+        _gpu.wait_fence(pool.ctx, fence)
+    return data
 
 
 def free(data, ctx, fence=None):
     """Give a buffer from alloc back to ctx's pool (a buffer alloc did not hand out is ignored:
     the system frees it when its last reference goes). ``fence``: on a GPU, the event after
     the buffer's last use (gpu.py)."""
-    (_pools.get(ctx) or _pool(ctx)).give_back(data, fence)
+    pool = _pools.get(ctx) or _pool(ctx)
+    if fence is not None:
+        pool.fences[id(data)] = fence  # one C call: also safe from a locked section
+    lock = pool.lock
+    if lock._is_owned():
+        # This thread is inside a locked section (the GC collected an array there): the
+        # next section pools the buffer.
+        pool.deferred.append(data)
+        return
+    try:  # see alloc
+        lock.acquire()
+        if pool.deferred:
+            pool._drain()
+        if id(data) in pool.owned:
+            size = data.nbytes
+            bucket = pool.free.get(size)
+            if bucket is not None and pool.pooled + size <= pool.limit:
+                pool.pooled += size  # before the append: see alloc
+                bucket.append(data)
+                return
+        pool._pool_buffer(data)  # a new bucket, beyond the limit, or not ours
+    finally:
+        try:
+            lock.release()
+        except RuntimeError:  # see alloc
+            pass
 
 
 def release_all(ctx=None):
