@@ -260,8 +260,14 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
                                      overwrites)
     if params is None:
         params = _NO_PARAMS
-    reads = []  # the chunks it reads; their vars only when it is pushed alone (a small
-    key = []    # chunk's var is made at its first use: SmallChunk)
+    engine = _engine_mod.get()
+    bulk_size = engine.bulk_size
+    # While the engine gathers, reads and writes are chunks (a small chunk's var is made at
+    # its first use, and a temporary gathered and dropped never needs one): their vars are
+    # taken only if the op is pushed alone. The NaiveEngine never gathers: vars at once.
+    gathering = bulk_size > 1
+    reads = []
+    key = []
     args = []  # what the run gets, while every array is small: views and scalars
     by_type = op.scalars_by_type
     small = True  # every array small (a SmallChunk): bound to its memory now, run inline
@@ -276,7 +282,7 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
                     raise ValueError(
                         f"{op.name}: arrays are on different contexts ({ctx} and {chunk.ctx});"
                         " move one with .copyto(ctx) or .as_in_context(ctx) first")
-            reads.append(chunk)
+            reads.append(chunk if gathering else chunk.var)
             key += (x.dtype, x.shape, x._strides)  # _strides None: C-contiguous
             if small:
                 if type(chunk) is _SmallChunk:  # its memory exists: the run gets the view
@@ -318,7 +324,6 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
     check = plan.check
     if check is not None:
         check(inputs, params)
-    engine = _engine_mod.get()
     cast_into = None
     outs = None  # the outputs' views, while every array is small
     if out is None:
@@ -328,7 +333,13 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
             result = _new_array(shape, dtype, ctx, engine)
             outputs = [result]
             chunk = result._chunk
-            writes = [chunk]
+            if gathering:
+                writes = [chunk]
+            elif type(chunk) is _SmallChunk:  # its var, made by the op that makes it
+                var = chunk.var = engine.new_variable()
+                writes = [var]
+            else:
+                writes = [chunk.var]
             if small:
                 if type(chunk) is _SmallChunk:
                     outs = [result._view_cache]  # a new small array's memory (chunk.py)
@@ -358,7 +369,7 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
         outs = []
         for x in outputs:
             chunk = x._chunk
-            writes.append(chunk)
+            writes.append(chunk if gathering else chunk.var)
             if small:
                 if type(chunk) is _SmallChunk:
                     view = x._view_cache
@@ -367,14 +378,13 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
                     small = False
     if small and cast_into is None and device == "cpu":
         run = _BoundRun(plan.run, args, outs, req, params, reads, writes, op.name)
-        bulk_size = engine.bulk_size
-        if bulk_size > 1 and not extra_writes and not overwrites:
+        if gathering and not extra_writes and not overwrites:
             _segment.append(engine, ctx, run, outputs, out is None, bulk_size)
             return outputs
         prop = _ASYNC
     elif (cast_into is None and _lazy.ENABLED
           and (plan.elements >= _lazy.FUSE_MIN_ELEMENTS or device != "cpu")
-          and engine.bulk_size > 1 and not extra_writes and not overwrites
+          and gathering and not extra_writes and not overwrites
           and _lazy.fusible(op, params)
           and _lazy.record(engine, ctx, op, plan, key, inputs, params, outputs[0],
                            out is None)):
@@ -387,8 +397,10 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
         # float32) costs more in hand-off and GIL contention than the op itself.
         prop = _ASYNC if device == "cpu" and (small or plan.elements < _lazy.INLINE_ELEMENTS) \
             else _NORMAL
-    reads = [chunk.var for chunk in reads]
-    writes = [chunk.var for chunk in writes]
+    if gathering:  # pushed alone: the vars (a new small array's made here, by its op)
+        reads = [chunk.var for chunk in reads]
+        writes = [chunk.var if out is not None or type(chunk) is not _SmallChunk
+                  else _new_var(chunk, engine) for chunk in writes]
     if extra_writes:
         writes.extend(extra_writes)
     _segment.flush_before(inputs, outputs)  # gathered ops of this thread, and any on these
@@ -400,6 +412,12 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
 
 
 _tape.INVOKE[0] = invoke
+
+
+def _new_var(chunk, engine):
+    """The var of a new small array, made by the op that makes the array."""
+    var = chunk.var = engine.new_variable()
+    return var
 
 
 def waitall():
