@@ -206,17 +206,22 @@ def test_cluster_workers_hold_ndarrays(client):
     d = da.from_array(nd.array(A), chunks=(6, 5)).persist()
     try:
         distributed.wait(d, timeout=TIMEOUT)
+        keys = {str(key) for row in d.__dask_keys__() for key in row}
         held = client.run(_held)
-        kinds = {kind for worker in held.values() for kind, _ in worker}
-        assert kinds == {"NDArray"}, held
+        # the chunks of d, once each: a worker may also hold a replica of a chunk (one that
+        # an earlier test's computation moved, under the same content-derived key)
+        chunks = {key: (kind, size) for worker in held.values()
+                  for key, kind, size in worker if key in keys}
+        assert set(chunks) == keys, held
+        assert {kind for kind, _ in chunks.values()} == {"NDArray"}, held
         # each worker registered NDArray with its own dask.sizeof: the sizes it reports
         # are the chunks' bytes (unregistered, sys.getsizeof would say ~100 bytes each)
-        assert sum(size for worker in held.values() for _, size in worker) == A.nbytes
+        assert sum(size for _, size in chunks.values()) == A.nbytes
     finally:
         del d
 
 
 def _held(dask_worker):
-    """(type name, size the worker accounts for it) of each value the worker holds."""
-    return [(type(dask_worker.data[key]).__name__, dask_worker.state.tasks[key].nbytes)
+    """(key, type name, size the worker accounts for it) of each value the worker holds."""
+    return [(str(key), type(dask_worker.data[key]).__name__, dask_worker.state.tasks[key].nbytes)
             for key in dask_worker.data]
