@@ -133,8 +133,9 @@ def test_an_op_that_is_not_element_wise_flushes_first():
     a = nd.array(ramp())
     x = a * 3
     window = window_of(x)
-    s = nd.cumsum(x)  # pushed alone, after the window
-    assert window_of(x) is None and (window is None or not window.open)
+    s = nd.cumsum(x)  # after the window (gathered into a segment window, or pushed alone)
+    assert window is None or not window.open
+    assert window is None or window_of(x) is not window
     np.testing.assert_array_equal(s.asnumpy(), np.cumsum(ramp() * 3))
 
 
@@ -426,20 +427,27 @@ def _ops_and_threads(nd_engine, body):
         nd_engine.set_run_hook(previous)
 
 
-def test_ops_under_the_fusion_size_are_pushed_alone_and_run_inline(nd_engine, monkeypatch):
-    # below FUSE_MIN_ELEMENTS recording costs more than it saves: each op is pushed alone, and
-    # one whose inputs are ready runs in the pushing thread (under INLINE_ELEMENTS)
+def test_ops_under_the_fusion_size_are_gathered_and_run_inline(nd_engine, monkeypatch):
+    # below FUSE_MIN_ELEMENTS recording costs more than it saves: each op is bound to its
+    # arrays' pool buffers at the push and gathered into the thread's segment window, as small
+    # ops are (under INLINE_ELEMENTS), and the window runs in the pushing thread when ready
     monkeypatch.setattr(lazy, "FUSE_MIN_ELEMENTS", 10 * N)
+    names = ["multiply", "add", "sqrt", "subtract"]
+    gathering = nd_engine.bulk_size > 1
 
     def body():
         a = nd.array(ramp())
         x = nd.sqrt(a * 3 + 1) - a
-        assert window_of(x) is None
+        window = window_of(x)
+        if gathering:
+            assert type(window) is segment.Window and [n.name for n in window.nodes] == names
+        else:
+            assert window is None
         return x.asnumpy()
     got, seen = _ops_and_threads(nd_engine, body)
     np.testing.assert_array_equal(got, np.sqrt(ramp() * 3 + 1) - ramp())
-    ops = [entry for entry in seen if entry[0] in ("multiply", "add", "sqrt", "subtract")]
-    assert ops == [(name, True) for name in ("multiply", "add", "sqrt", "subtract")]
+    ops = [entry for entry in seen if entry[0] not in ("delete_variable", "asnumpy")]
+    assert ops == ([("bulk of 4", True)] if gathering else [(name, True) for name in names])
 
 
 def test_ops_on_arrays_over_the_inline_size_go_to_the_workers(nd_engine, monkeypatch):

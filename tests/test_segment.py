@@ -129,10 +129,10 @@ def test_another_threads_write_waits_for_the_windows_reads():
 def test_an_op_that_is_not_gathered_pushes_the_window_first():
     small = nd.ones(4) * 2
     window = window_of(small)
-    large = nd.ones(1 << 15)  # 256 KiB: not gathered (its element-wise ops are fused instead)
+    large = nd.ones(1 << 18)  # over the inline size: not gathered (its ops are fused instead)
     total = (large * small[0]).sum()  # reads small through a view
     assert window is None or not window.open
-    assert float(total) == 2.0 * (1 << 15)
+    assert float(total) == 2.0 * (1 << 18)
 
 
 def test_in_place_ops_in_a_window_keep_their_order():
@@ -316,3 +316,56 @@ def test_gathered_ops_leave_no_reference_cycles():
         gc.enable()
     assert cyclic == []  # (other threads' garbage, if any, is not this test's)
     np.testing.assert_array_equal(x.asnumpy(), np.full(8, 300.0))
+
+
+# ---------------------------------------------------------------- arrays with pool buffers
+MEDIUM = 1 << 14  # float64: 128 KiB, over chunk.SMALL_BYTES (a pool buffer), under the inline size
+
+
+def test_ops_on_pool_buffers_under_the_inline_size_are_gathered(nd_engine):
+    """A CPU op whose arrays have pool buffers but are under lazy.INLINE_ELEMENTS is bound at
+    its push like a small one: gathered into the window (pushed once its new arrays hold
+    WINDOW_BYTES), values as NumPy's, and the dropped temporaries' buffers back in the pool."""
+    from ndengine.core import storage
+    base = np.linspace(0.0, 1.0, MEDIUM)
+    a = nd.array(base)
+    nd.waitall()
+    in_use = storage.stats()["bytes_in_use"]
+    x, want = a, base
+    for _ in range(3):
+        x = nd.sqrt(x * 3 + 1) - a  # 4 ops, 3 temporaries of 128 KiB each
+        want = np.sqrt(want * 3 + 1) - base
+    window = window_of(x)
+    if gathers():
+        assert type(window) is segment.Window
+        assert 0 < window.nbytes <= segment.WINDOW_BYTES + MEDIUM * 8
+        assert len(window.nodes) < 12  # the 12 ops' new arrays exceed WINDOW_BYTES
+    else:
+        assert window is None
+    np.testing.assert_allclose(x.asnumpy(), want, rtol=1e-15)
+    nd.waitall()
+    assert storage.stats()["bytes_in_use"] - in_use <= 2 * MEDIUM * 8  # x's, and a's own
+
+
+def test_a_gathered_op_on_a_view_of_an_array_a_worker_writes_waits_for_it():
+    """Bound at the push to a view of a large array whose write is still queued for a
+    worker: the window's op reads the array's var, so it runs after that write."""
+    big = nd.zeros(1 << 19)  # over the inline size: its ops go to the workers
+    big += 1.0
+    part = big[:MEDIUM]  # a view under the inline size
+    y = part * 2 + 1
+    np.testing.assert_array_equal(y.asnumpy(), np.full(MEDIUM, 3.0))
+    np.testing.assert_array_equal(big.asnumpy()[:4], np.ones(4))
+
+
+def test_a_long_chain_on_pool_buffers_matches_numpy_as_buffers_are_reused():
+    rng = np.random.default_rng(3)
+    base = rng.standard_normal(MEDIUM)
+    x, want = nd.array(base), base.copy()
+    for i in range(60):
+        x = x * 0.5 + float(i)
+        want = want * 0.5 + float(i)
+        if i % 17 == 0:
+            x += 1.0
+            want += 1.0
+    np.testing.assert_array_equal(x.asnumpy(), want)

@@ -268,9 +268,13 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
     gathering = bulk_size > 1
     reads = []
     key = []
-    args = []  # what the run gets, while every array is small: views and scalars
+    args = []  # what a bound run gets: views (NDArrays yet to bind: pooled) and scalars
     by_type = op.scalars_by_type
-    small = True  # every array small (a SmallChunk): bound to its memory now, run inline
+    # small: the run can be bound to the arrays' memory at the push (a bound run, gathered
+    # into the thread's window): every array a SmallChunk, whose memory exists, or (pooled)
+    # a CPU array of a call under lazy.INLINE_ELEMENTS, whose pool buffer is taken now
+    small = True
+    pooled = False
     for x in inputs:
         kind = type(x)
         if kind is NDArray:
@@ -289,7 +293,8 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
                     view = x._view_cache
                     args.append(view if view is not None else x._data())
                 else:
-                    small = False
+                    args.append(x)  # bound below, if the call is under the inline size
+                    pooled = True
         elif kind in _KEY_SCALARS:
             key.append(kind if by_type else (kind, x))
             args.append(x)
@@ -324,6 +329,13 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
     check = plan.check
     if check is not None:
         check(inputs, params)
+    binds_pool = None  # whether pool buffers are bound at the push (_binds_pool_buffers)
+    if pooled:
+        binds_pool = device == "cpu" and _binds_pool_buffers(op, params, plan)
+        if binds_pool:
+            args = [x._data() if type(x) is NDArray else x for x in args]
+        else:
+            small = False
     cast_into = None
     outs = None  # the outputs' views, while every array is small
     if out is None:
@@ -343,6 +355,9 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
             if small:
                 if type(chunk) is _SmallChunk:
                     outs = [result._view_cache]  # a new small array's memory (chunk.py)
+                elif binds_pool or (binds_pool is None and device == "cpu"
+                                    and _binds_pool_buffers(op, params, plan)):
+                    outs = [result._data()]  # its pool buffer, taken now
                 else:
                     small = False
             req = _WRITE_TO
@@ -371,7 +386,9 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
             chunk = x._chunk
             writes.append(chunk if gathering else chunk.var)
             if small:
-                if type(chunk) is _SmallChunk:
+                if type(chunk) is _SmallChunk or binds_pool or (
+                        binds_pool is None and device == "cpu"
+                        and _binds_pool_buffers(op, params, plan)):
                     view = x._view_cache
                     outs.append(view if view is not None else x._data())
                 else:
@@ -412,6 +429,16 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
 
 
 _tape.INVOKE[0] = invoke
+
+
+def _binds_pool_buffers(op, params, plan):
+    """Whether a CPU call on arrays with pool buffers (over chunk.SMALL_BYTES) is bound to
+    their memory at the push and gathered like a small one: every array under
+    lazy.INLINE_ELEMENTS (such an op runs in the pushing thread anyway), and not an op a
+    lazy window would record (lazy.FUSE_MIN_ELEMENTS, when a user lowered it)."""
+    elements = plan.elements
+    return elements < _lazy.INLINE_ELEMENTS and (
+        elements < _lazy.FUSE_MIN_ELEMENTS or not (_lazy.ENABLED and _lazy.fusible(op, params)))
 
 
 def _new_var(chunk, engine):

@@ -1,10 +1,10 @@
 """The pending segment: tiny ops gathered in front of the engine and pushed as one (bulking).
 
 MXNet's ``BulkAppend``/``BulkFlush``. A small op costs more to push than to run, so each pushing
-thread gathers its ops whose arrays are all small (those ``invoke`` binds to their memory at
-the call: `pipeline._BoundRun`) into a window, and pushes the window as ONE engine op once it
-holds the engine's ``bulk_size`` ops, or sooner when something needs its results or its place
-in the order:
+thread gathers its CPU ops whose arrays are all small or under the inline size (those
+``invoke`` binds to their memory at the call: `pipeline._BoundRun`) into a window, and pushes
+the window as ONE engine op once it holds the engine's ``bulk_size`` ops or its new arrays
+hold ``WINDOW_BYTES``, or sooner when something needs its results or its place in the order:
 
 * any other op this thread pushes (a large array, another context, a random draw, a copy to a
   device, an op with ``overwrites``): the window goes first;
@@ -38,6 +38,7 @@ Window, field by field (one per gathering; the next op opens a new one)
     roles     dict chunk -> role: "read" (its ops read it, none writes it), "write" (one
               writes it), or, for the chunk of an array one of its ops made, the number of its
               nodes that hold the chunk (in their ``reads`` and ``writes``).
+    nbytes    the bytes of the arrays its ops made (it is pushed beyond ``WINDOW_BYTES``).
     fresh     the chunks of the arrays its ops made; at the push, those that died meanwhile
               (no reference but the window's own: the list, its role, its nodes') leave the
               op's writes, and never get a var (``Window.vars``; chunk.SmallChunk).
@@ -72,6 +73,9 @@ __all__ = ["append", "flush_before", "flush_touching", "flush_marked", "flush_ow
 _ASYNC = FnProperty.ASYNC
 _READ, _WRITE = "read", "write"  # a chunk's role in a window (one it made: a count)
 _CLOSED = "closed"  # a released window's ``bulk``
+# A window is pushed once the arrays its ops made hold this many bytes: its ops then run on
+# memory still in cache, and dropped temporaries' buffers go back to the pool sooner.
+WINDOW_BYTES = 1 << 20
 # references to a dead fresh chunk during Window.vars, besides its ops' (its role counts
 # those): the fresh list, its role's key, the loop, getrefcount's argument
 _HELD_BY_WINDOW = 4
@@ -106,12 +110,13 @@ class WindowBase:
 
 
 class Window(WindowBase):
-    __slots__ = ("roles", "fresh")
+    __slots__ = ("roles", "fresh", "nbytes")
 
     def __init__(self, segment, engine, ctx):
         WindowBase.__init__(self, segment, engine, ctx)
         self.roles = {}
         self.fresh = []
+        self.nbytes = 0
 
     def release(self):
         """Once closed: let its chunks go (marks still name the window: a chunk -> window ->
@@ -216,6 +221,7 @@ def append(engine, ctx, run, outputs, fresh, bulk_size):
                 chunk.window = window
                 fresh_chunks.append(chunk)
                 roles[chunk] = 1  # held by this node
+                window.nbytes += chunk.nbytes
         else:
             for chunk in writes:
                 chunk.window = window
@@ -232,7 +238,7 @@ def append(engine, ctx, run, outputs, fresh, bulk_size):
                 role = roles[chunk]
                 if type(role) is int:
                     roles[chunk] = role + 1
-        if len(nodes) >= bulk_size:
+        if len(nodes) >= bulk_size or window.nbytes > WINDOW_BYTES:
             _flush_locked(segment)
 
 
