@@ -21,11 +21,20 @@ MODULES = ["test_ndarray_operators.py", "test_ndarray_functions.py", "test_ufunc
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def _workers():
+    """pytest-xdist's options for the rerun: two processes (this one only waits for them)."""
+    try:
+        import xdist  # noqa: F401 - the test extra installs it
+    except ImportError:
+        return []
+    return ["-n", "2"]
+
+
 def test_the_differential_modules_pass_on_a_gpu():
     env = dict(os.environ, NDENGINE_TEST_CONTEXT="gpu",
                NDENGINE_TEST_ENGINES="ThreadedEnginePerDevice", CI="1")
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", *_workers(),
          *[os.path.join(HERE, m) for m in MODULES]],
         cwd=os.path.dirname(HERE), env=env, capture_output=True, text=True, timeout=1800)
     tail = "\n".join(done.stdout.splitlines()[-30:])
