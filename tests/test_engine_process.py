@@ -335,7 +335,7 @@ def test_fork_storm_while_another_thread_pushes(kind):
     # os.fork() while another thread keeps pushing: the fork never waits for that thread,
     # the child gets a working engine (what the forking thread pushed is finished; what the
     # other thread was writing is idle, sound or ForkedWhilePending), the parent never hangs.
-    run_fork_storm(kind, 25, timeout=120)  # (200 in the slow test_fork_storm_long)
+    run_fork_storm(kind, 50, timeout=120)
 
 
 @pytest.mark.slow
