@@ -29,25 +29,31 @@ CELLS = 6
 rng = random.Random(SEED)
 
 
-def sender(count, seed, go):
+def sender(count, seed, go, done):
     go.wait()
     local = random.Random(seed)
-    for _ in range(count):
-        time.sleep(local.uniform(0, 0.002))
-        os.kill(os.getpid(), signal.SIGINT)
+    try:
+        for _ in range(count):
+            time.sleep(local.uniform(0, 0.002))
+            os.kill(os.getpid(), signal.SIGINT)
+    finally:
+        done.set()
 
 
 def storm(step, count, seed):
     """Call step() until ``count`` signals were sent, swallowing KeyboardInterrupt (and, on
     the NaiveEngine, the "interrupted" error of an op skipped at its push because an input
     was interrupted)."""
-    go = threading.Event()
-    thread = threading.Thread(target=sender, args=(count, seed, go), daemon=True)
+    # Not thread.is_alive(): on CPython 3.11 a KeyboardInterrupt inside it (its tstate lock's
+    # acquire) can make it say False while the thread still runs, and the storm would end
+    # with signals still on their way (a CI run once died of one at the next line).
+    go, done = threading.Event(), threading.Event()
+    thread = threading.Thread(target=sender, args=(count, seed, go, done), daemon=True)
     thread.start()
 
     def loop():
         go.set()
-        while thread.is_alive():
+        while not done.is_set():
             try:
                 step()
             except KeyboardInterrupt:
