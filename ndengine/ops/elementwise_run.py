@@ -155,6 +155,7 @@ def scalar_converter(dtype, wrap: bool):
             if value and len(constants) < _CONSTANTS_LIMIT:  # (left writeable: Numba
                 constants[value] = operand  # compiles a loop of its own for read-only arrays)
         return operand
+    convert.constants = constants  # flat_run looks a kept value up itself, without the call
     return convert
 
 
@@ -172,6 +173,17 @@ def flat_run(slot, converters, ravel_out: bool):
             if ravel_out:
                 out = out.reshape(-1)
             slot[0](x, out)
+    elif len(converters) == 2 and converters[0] is None \
+            and getattr(converters[1], "constants", None) is not None and not ravel_out:
+        # an array and a scalar (x + 1, x * 0.5), spelled out: the scalar's 1-element array
+        # looked up where it was kept, the converter called only for a new value
+        convert_y = converters[1]
+        constants = convert_y.constants
+
+        def run(inputs, outputs, req, params):
+            x, y = inputs
+            operand = constants.get(y)
+            slot[0](x, convert_y(y) if operand is None else operand, outputs[0])
     elif len(converters) == 2:
         convert_x, convert_y = converters
 
