@@ -369,3 +369,36 @@ def test_a_long_chain_on_pool_buffers_matches_numpy_as_buffers_are_reused():
             x += 1.0
             want += 1.0
     np.testing.assert_array_equal(x.asnumpy(), want)
+
+
+@pytest.mark.parametrize("size", [8, MEDIUM])
+def test_threads_hand_each_other_arrays_their_windows_made(size):
+    """Arrays made in one thread's window (a small one with no var yet) used by another thread
+    while the first goes on gathering: the other thread flushes the window first, both see one
+    var per array, and every value is the serial one."""
+    import queue
+    rounds, threads = 60, 3
+    queues = [queue.Queue() for _ in range(threads)]
+    errors = []
+
+    def worker(k):
+        try:
+            mine = nd.zeros(size) + k
+            for r in range(rounds):
+                made = mine * 2 + 1  # gathered here; handed on before any wait
+                queues[(k + 1) % threads].put((made, 2.0 * (k + r) + 1))
+                mine = mine + 1
+                got, expected = queues[k].get(timeout=30)
+                value = (got + 0).asnumpy()  # the giver's window goes first
+                assert (value == expected).all(), (k, r, value[:2], expected)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+            for q in queues:
+                q.put((nd.zeros(size), np.nan))
+    workers = [threading.Thread(target=worker, args=(k,)) for k in range(threads)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join(60)
+    assert not any(t.is_alive() for t in workers)
+    assert errors == []
