@@ -166,8 +166,10 @@ class _Run:
 
 
 class _BoundRun:
-    """The run of an op whose arrays are all small (SmallChunk): their memory exists at the
-    push, so the views are taken there and the worker only calls the plan's run."""
+    """The run of a CPU op whose arrays are all small (SmallChunk), or whose call is under
+    lazy.INLINE_ELEMENTS (`_binds_pool_buffers`): their memory exists at the push (a pool
+    buffer is taken then), so the views are taken there and the worker only calls the plan's
+    run."""
 
     # reads, writes (chunks), name: what a segment needs of it; origin: set when gathered
     __slots__ = ("run", "args", "outs", "req", "params", "reads", "writes", "name", "origin")
@@ -352,6 +354,7 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
                 writes = [var]
             else:
                 writes = [chunk.var]
+            outs = ()  # (not bound)
             if small:
                 if type(chunk) is _SmallChunk:
                     outs = [result._view_cache]  # a new small array's memory (chunk.py)
