@@ -35,11 +35,8 @@ State of a DevicePool (guarded by its lock, a `_PoolLock`)
                                buffers given back to the system.
     deferred      buffers freed by the thread that held the lock (appended without it).
 
-The per-array paths: the module-level ``alloc`` and ``free`` hold the code of a request served
-from the pool and of a buffer pooled in an existing bucket below the limit, one Python call
-from the caller to the bucket (a DevicePool's own ``alloc`` and ``give_back`` run the same
-code); every other case (a fresh allocation, a new bucket, the limit, a foreign buffer) takes a
-method. Their locked sections acquire inside a ``try`` and release in its ``finally`` rather
+The per-array paths (``DevicePool.alloc`` and ``give_back``, behind the module-level ``alloc``
+and ``free``): their locked sections acquire inside a ``try`` and release in its ``finally`` rather
 than using ``with`` (which costs about twice as much), and stay safe under Ctrl-C: the acquire
 is the first call inside the ``try``, so an interrupt raised just after it took the lock runs
 the ``finally``; an acquire interrupted while it waited took nothing, and the ``release`` of a
@@ -139,10 +136,54 @@ class DevicePool:
         return threading.get_ident() if self.lock._is_owned() else None
 
     def alloc(self, nbytes):
-        return alloc(nbytes, self)  # a pool stands for its own context there (see _pool)
+        """A buffer of at least nbytes, from the pool when one fits."""
+        size = bucket_size(nbytes)
+        lock = self.lock
+        try:  # the acquire first inside the ``try``, not ``with``: see the module docstring
+            lock.acquire()
+            if self.deferred:
+                self._drain()
+            bucket = self.free.get(size)
+            if bucket:
+                # The counts before the pop: an interrupt there leaves a buffer counted in
+                # use, never a count off.
+                self.pooled -= size
+                self.reuses += 1
+                data = bucket.pop()
+                fence = self.fences.pop(id(data), None) if self.fences else None
+            else:
+                data = None
+        finally:
+            try:
+                lock.release()
+            except RuntimeError:  # the acquire was interrupted before it took the lock
+                pass
+        if data is None:
+            return self._alloc_new(size)
+        if fence is not None:  # its last use on another stream may still be running
+            _gpu.wait_fence(self.ctx, fence)
+        return data
 
     def give_back(self, data, fence=None):
-        free(data, self, fence)
+        """Pool a buffer from ``alloc`` (see the module-level ``free``)."""
+        if fence is not None:
+            self.fences[id(data)] = fence  # one C call: also safe from a locked section
+        lock = self.lock
+        if lock._is_owned():
+            # This thread is inside a locked section (the GC collected an array there): the
+            # next section pools the buffer.
+            self.deferred.append(data)
+            return
+        try:  # see alloc
+            lock.acquire()
+            if self.deferred:
+                self._drain()
+            self._pool_buffer(data)
+        finally:
+            try:
+                lock.release()
+            except RuntimeError:  # see alloc
+                pass
 
     def _alloc_new(self, size):
         """A fresh buffer of a bucket size, counted (the lock not held)."""
@@ -179,7 +220,7 @@ class DevicePool:
         bucket = self.free.get(size)
         if bucket is None:
             bucket = self.free[size] = []
-        self.pooled += size  # before the append: see free()
+        self.pooled += size  # before the append: an interrupt leaves no count off
         bucket.append(data)
         while self.pooled > self.limit:
             largest = max(s for s, b in self.free.items() if b)
@@ -228,11 +269,7 @@ _pools_lock = threading.Lock()
 
 
 def _pool(ctx):
-    """ctx's pool, made at its first use. A DevicePool stands for itself: its alloc and
-    give_back run the module-level functions with the pool in place of the context, which
-    ``_pools`` never holds."""
-    if type(ctx) is DevicePool:
-        return ctx
+    """ctx's pool, made at its first use."""
     pool = _pools.get(ctx)
     if pool is None:
         with _pools_lock:
@@ -242,68 +279,14 @@ def _pool(ctx):
 
 def alloc(nbytes, ctx):
     """A buffer of at least nbytes on ctx, from the pool when one fits."""
-    pool = _pools.get(ctx) or _pool(ctx)
-    if 64 < nbytes <= 1048576:  # bucket_size, inlined for the pooled sizes
-        size = 1 << (nbytes - 1).bit_length()
-    else:
-        size = bucket_size(nbytes)
-    lock = pool.lock
-    try:  # the acquire first inside the ``try``, not ``with``: see the module docstring
-        lock.acquire()
-        if pool.deferred:
-            pool._drain()
-        bucket = pool.free.get(size)
-        if bucket:
-            # The counts before the pop: an interrupt there leaves a buffer counted in use,
-            # never a count off.
-            pool.pooled -= size
-            pool.reuses += 1
-            data = bucket.pop()
-            fence = pool.fences.pop(id(data), None) if pool.fences else None
-        else:
-            data = None
-    finally:
-        try:
-            lock.release()
-        except RuntimeError:  # the acquire was interrupted before it took the lock
-            pass
-    if data is None:
-        return pool._alloc_new(size)
-    if fence is not None:  # its last use on another stream may still be running
-        _gpu.wait_fence(pool.ctx, fence)
-    return data
+    return (_pools.get(ctx) or _pool(ctx)).alloc(nbytes)
 
 
 def free(data, ctx, fence=None):
     """Give a buffer from alloc back to ctx's pool (a buffer alloc did not hand out is ignored:
     the system frees it when its last reference goes). ``fence``: on a GPU, the event after
     the buffer's last use (gpu.py)."""
-    pool = _pools.get(ctx) or _pool(ctx)
-    if fence is not None:
-        pool.fences[id(data)] = fence  # one C call: also safe from a locked section
-    lock = pool.lock
-    if lock._is_owned():
-        # This thread is inside a locked section (the GC collected an array there): the
-        # next section pools the buffer.
-        pool.deferred.append(data)
-        return
-    try:  # see alloc
-        lock.acquire()
-        if pool.deferred:
-            pool._drain()
-        if id(data) in pool.owned:
-            size = data.nbytes
-            bucket = pool.free.get(size)
-            if bucket is not None and pool.pooled + size <= pool.limit:
-                pool.pooled += size  # before the append: see alloc
-                bucket.append(data)
-                return
-        pool._pool_buffer(data)  # a new bucket, beyond the limit, or not ours
-    finally:
-        try:
-            lock.release()
-        except RuntimeError:  # see alloc
-            pass
+    (_pools.get(ctx) or _pool(ctx)).give_back(data, fence)
 
 
 def release_all(ctx=None):
