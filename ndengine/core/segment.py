@@ -138,12 +138,12 @@ class Window(WindowBase):
         vars they write, but of the arrays they made only those still alive (a temporary
         that died in the window was never seen outside it: nothing can wait on it)."""
         reads, writes = [], []
-        for chunk, role in self.roles.items():
+        roles = self.roles
+        for chunk, role in roles.items():
             if role is _READ:
                 reads.append(chunk.var)
             elif role is _WRITE:
                 writes.append(chunk.var)
-        roles = self.roles
         for chunk in self.fresh:
             if _getrefcount(chunk) > _HELD_BY_WINDOW + roles[chunk]:
                 writes.append(chunk.var)
@@ -196,22 +196,14 @@ def append(engine, ctx, run, outputs, fresh, bulk_size):
     outputs are new arrays) into this thread's window; push the window once it holds
     ``bulk_size`` ops (the engine's)."""
     reads, writes = run.reads, run.writes
-    try:
-        segment = _tls.segment
-    except AttributeError:
-        segment = thread_segment()
+    segment = thread_segment()
     for chunk in reads:  # another thread's open window on the arrays goes first
-        window = chunk.window
-        if window is not None and window.segment is not segment and window.open:
-            flush_window(window)
+        _flush_foreign(chunk.window, segment)
     if not fresh:
         flush_touching(outputs, segment)
     run.origin = _engine_mod.caller_origin(2)  # append and invoke are the package's
     with segment.lock:
-        window = segment.window
-        if window is None or type(window) is not Window or window.bulk is not None \
-                or window.engine is not engine or window.ctx is not ctx:
-            window = open_window_locked(segment, Window, engine, ctx)
+        window = open_window_locked(segment, Window, engine, ctx)
         roles = window.roles
         for chunk in reads:
             chunk.window = window
@@ -287,9 +279,7 @@ def flush_own():
 def flush_marked(chunk):
     """Push the open window that touches ``chunk``, if any (before a wait or a direct use of
     its var)."""
-    window = chunk.window
-    if window is not None and window.open:
-        flush_window(window)
+    _flush_foreign(chunk.window, None)
 
 
 def flush_touching(arrays, skip=None):
@@ -297,9 +287,13 @@ def flush_touching(arrays, skip=None):
     windows of segment ``skip``."""
     for x in arrays:
         if type(x) is NDArray:
-            window = x._chunk.window
-            if window is not None and window.segment is not skip and window.open:
-                flush_window(window)
+            _flush_foreign(x._chunk.window, skip)
+
+
+def _flush_foreign(window, skip):
+    """Push ``window`` (a chunk's mark) if it is open and not segment ``skip``'s."""
+    if window is not None and window.segment is not skip and window.open:
+        flush_window(window)
 
 
 def flush_before(*array_lists):
