@@ -10,13 +10,14 @@ or None (a window that is no longer open means nothing).
 
 A `SmallChunk` (a CPU array of at most ``SMALL_BYTES``) is the same without the pool, without
 the deletion, and with its var made at its first use (an array made and dropped inside one
-segment window never needs one): its ``data`` is a NumPy array of the array's own shape and dtype, made with the
-array, and freed by reference counting. Why: the pool exists for large buffers, whose first
-write page-faults; a small one comes from malloc's free lists already faulted in, and a tiny op
-would otherwise spend a third of its time in the pool and in the deletion. No deletion is needed:
-every op pushed on the chunk holds an array of it, so once the chunk dies no op is left to touch
-its memory, and nothing can push on its var again; the var's own bookkeeping finishes on the var
-object, which the op's block keeps alive. Small arrays are not counted in ``storage.stats``.
+segment window never needs one): its ``data`` is a NumPy array of the array's own shape and
+dtype, made with the array, and freed by reference counting. Why: the pool exists for large
+buffers, whose first write page-faults; a small one comes from malloc's free lists already
+faulted in, and a tiny op would otherwise spend a third of its time in the pool and in the
+deletion. No deletion is needed: every op pushed on the chunk holds an array of it, so once the
+chunk dies no op is left to touch its memory, and nothing can push on its var again; the var's
+own bookkeeping finishes on the var object, which the op's block keeps alive. Small arrays are
+not counted in ``storage.stats``.
 
 `new_array` makes an NDArray on a fresh chunk; `RawArray` is NDArray's slots without its
 checked ``__setattr__`` (array.py), so that building an array costs plain slot writes.

@@ -4,8 +4,8 @@ bulking, jax.jit's fusion without a trace).
 
 An element-wise op (``ops.fusion``'s ``FUSIBLE_OPS``: unary and binary ufuncs, comparisons,
 ``where``, ``clip``, ``astype``) on arrays of ``FUSE_MIN_ELEMENTS`` elements or more (on a GPU:
-any array not small) is not pushed by `invoke`: it is recorded in this thread's lazy window, which hands back its output at
-once, an array with no memory yet. The window is flushed by segment.py's rules (any other op of
+any array not small) is not pushed by `invoke`: it is recorded in this thread's lazy window,
+which hands back its output at once, an array with no memory yet. The window is flushed by segment.py's rules (any other op of
 this thread, a wait or value read, another thread touching its arrays, ``waitall``, a fork,
 exit) and by three of its own: a view conflict, a shape change, and ``MAX_OPS`` ops; a tail
 reduction (``sum(sqrt(x*x + 1))``) closes it to further ops. The flush

@@ -333,7 +333,7 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
         check(inputs, params)
     binds_pool = None  # whether pool buffers are bound at the push (_binds_pool_buffers)
     if pooled:
-        binds_pool = device == "cpu" and _binds_pool_buffers(op, params, plan)
+        binds_pool = _binds_pool_buffers(op, params, plan, device)
         if binds_pool:
             args = [x._data() if type(x) is NDArray else x for x in args]
         else:
@@ -350,19 +350,20 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
             if gathering:
                 writes = [chunk]
             elif type(chunk) is _SmallChunk:  # its var, made by the op that makes it
-                var = chunk.var = engine.new_variable()
-                writes = [var]
+                writes = [_new_var(chunk, engine)]
             else:
                 writes = [chunk.var]
             outs = ()  # (not bound)
             if small:
                 if type(chunk) is _SmallChunk:
                     outs = [result._view_cache]  # a new small array's memory (chunk.py)
-                elif binds_pool or (binds_pool is None and device == "cpu"
-                                    and _binds_pool_buffers(op, params, plan)):
-                    outs = [result._data()]  # its pool buffer, taken now
                 else:
-                    small = False
+                    if binds_pool is None:
+                        binds_pool = _binds_pool_buffers(op, params, plan, device)
+                    if binds_pool:
+                        outs = [result._data()]  # its pool buffer, taken now
+                    else:
+                        small = False
             req = _WRITE_TO
         else:
             outputs = [_new_array(shape, dtype, ctx, engine) for shape, dtype in specs]
@@ -389,9 +390,9 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
             chunk = x._chunk
             writes.append(chunk if gathering else chunk.var)
             if small:
-                if type(chunk) is _SmallChunk or binds_pool or (
-                        binds_pool is None and device == "cpu"
-                        and _binds_pool_buffers(op, params, plan)):
+                if type(chunk) is not _SmallChunk and binds_pool is None:
+                    binds_pool = _binds_pool_buffers(op, params, plan, device)
+                if type(chunk) is _SmallChunk or binds_pool:
                     view = x._view_cache
                     outs.append(view if view is not None else x._data())
                 else:
@@ -434,13 +435,13 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
 _tape.INVOKE[0] = invoke
 
 
-def _binds_pool_buffers(op, params, plan):
-    """Whether a CPU call on arrays with pool buffers (over chunk.SMALL_BYTES) is bound to
-    their memory at the push and gathered like a small one: every array under
+def _binds_pool_buffers(op, params, plan, device):
+    """Whether a call on arrays with pool buffers (over chunk.SMALL_BYTES) is bound to their
+    memory at the push and gathered like a small one: a CPU call, every array under
     lazy.INLINE_ELEMENTS (such an op runs in the pushing thread anyway), and not an op a
     lazy window would record (lazy.FUSE_MIN_ELEMENTS, when a user lowered it)."""
     elements = plan.elements
-    return elements < _lazy.INLINE_ELEMENTS and (
+    return device == "cpu" and elements < _lazy.INLINE_ELEMENTS and (
         elements < _lazy.FUSE_MIN_ELEMENTS or not (_lazy.ENABLED and _lazy.fusible(op, params)))
 
 

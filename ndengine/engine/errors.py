@@ -11,10 +11,11 @@
   FILE:LINE" when the push gave an origin.
 * `caller_origin`: where the first frame outside the ndengine package is, for a push's
   ``origin=``: its code object and instruction offset, made (filename, line) only when an error
-  is described (a frame's line number costs more than the rest of the walk); with NDENGINE_FULL_STACKS=1, the whole formatted stack instead. Pass the
-  function itself (``origin=caller_origin``): the engine calls it only when it must, in the
-  pushing thread: at the push of an op that is queued, at the failure of one run at once (the
-  tiny-op path and the NaiveEngine), so a tiny op that succeeds pays nothing.
+  is described (a frame's line number costs more than the rest of the walk); with
+  NDENGINE_FULL_STACKS=1, the whole formatted stack instead. Pass the function itself
+  (``origin=caller_origin``): the engine calls it only when it must, in the pushing thread: at
+  the push of an op that is queued, at the failure of one run at once (the tiny-op path and the
+  NaiveEngine), so a tiny op that succeeds pays nothing.
 """
 import concurrent.futures
 import os

@@ -293,9 +293,8 @@ class ElementwiseSpec:
         if size == 0 or req is OpReq.NULL:
             return nothing_run
         run = self._flat_run(inputs, computation, shape, out_dtype, target, aliases, req, size)
-        if run is None and self.defers_compile and req in _PLAIN_REQS \
-                and not (aliases and OVERLAP in aliases) \
-                and (target is None or np.dtype(target.dtype) == out_dtype) \
+        if run is None and self.defers_compile \
+                and _writes_plainly(target, aliases, req, out_dtype) \
                 and all(np.dtype(value.dtype) == dtype for value, dtype in zip(inputs, computation)
                         if is_array_spec(value) and not isinstance(value, np.generic)):
             # broadcasting or strides, nothing to cast: the ufunc's own call (its loop is
@@ -309,10 +308,8 @@ class ElementwiseSpec:
         return run if check is None else _with_input_check(run, check)
 
     def _flat_run(self, inputs, computation, shape, out_dtype, target, aliases, req, size):
-        if req not in _PLAIN_REQS or (aliases and OVERLAP in aliases):
-            return None
-        if target is not None and (np.dtype(target.dtype) != out_dtype
-                                   or not is_c_contiguous(target)):
+        if not _writes_plainly(target, aliases, req, out_dtype) or (
+                target is not None and not is_c_contiguous(target)):
             return None
         kinds, converters = [], []
         for value, dtype in zip(inputs, computation):
@@ -369,6 +366,13 @@ def _where_into(cond, x, y, out):
     """``out[...] = where(cond, x, y)`` with NumPy's own copies (any dtype)."""
     np.copyto(out, y)
     np.copyto(out, x, where=cond)
+
+
+def _writes_plainly(target, aliases, req, out_dtype):
+    """Whether the output is written plainly: WRITE_TO or WRITE_INPLACE, no input overlapping
+    it other than as its very view, and a given target of the result dtype."""
+    return req in _PLAIN_REQS and not (aliases and OVERLAP in aliases) and (
+        target is None or np.dtype(target.dtype) == out_dtype)
 
 
 def _pick_loop(loops, kinds, parallel):
