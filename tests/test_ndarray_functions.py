@@ -296,3 +296,18 @@ def test_reduction_of_views():
     run_fn(lambda xp: xp.array(a)[:, ::2, ::-1].sum(axis=(0, 2)), tol="close")
     run_fn(lambda xp: xp.array(a).T.max(axis=1))
     run_fn(lambda xp: xp.array(a)[1].argmin(axis=0))
+
+
+def test_a_ufunc_of_scalars_only_into_a_larger_out_keeps_them_weak():
+    """NumPy broadcasts a ufunc's scalar inputs to out's shape without making them strong:
+    ``add(2, 2, out=float64[3], dtype='uint8')`` is 4.0 everywhere (an int64 array of 2 would
+    refuse the uint8 loop). A hypothesis run of test_bad_argument_combinations found it."""
+    for args, kwargs, dtype in [((2, 2), {"dtype": "uint8"}, "float64"),
+                                ((2, 3), {}, "float64"), ((2.5, 1), {}, "float32"),
+                                ((3, 2), {"dtype": "float32"}, "float64"),
+                                ((7, 2), {}, "int16")]:
+        got, want = nd.zeros(3, dtype=dtype), np.zeros(3, dtype=dtype)
+        assert nd.add(*args, out=got, **kwargs) is got
+        np.add(*args, out=want, **kwargs)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.asnumpy(), want)

@@ -76,11 +76,13 @@ def ufunc_out_operands(op, operands, params, out):
         raise ValueError(f"non-broadcastable output operand with shape {out.shape} doesn't "
                          f"match the broadcast shape {full or shape}")
     operands = list(operands)
-    first = next((i for i, a in enumerate(operands) if isinstance(a, NDArray)), 0)
-    value = operands[first]
-    if not isinstance(value, NDArray):
-        value = _as_operand(np.asarray(value), out.context)
-    operands[first] = invoke(ops.get("copy"), [value], {"shape": out.shape})[0]
+    first = next((i for i, a in enumerate(operands) if isinstance(a, NDArray)), None)
+    if first is None:
+        # Every operand a scalar: an array made of one would be a strong operand (its int64
+        # refused by ``dtype='uint8'``, say), where NumPy keeps Python scalars weak. The caller
+        # broadcasts the 0-d result into out instead: the same values, cast as NumPy casts.
+        return None
+    operands[first] = invoke(ops.get("copy"), [operands[first]], {"shape": out.shape})[0]
     return operands
 
 
@@ -104,7 +106,13 @@ def apply_op(op, arrays, params, out, *, as_arrays=False, broadcast_out=False):
         return invoke(op, operands, params, ctx=ctx)[0]
     check_out(out, ctx, op.name)
     if broadcast_out:
-        operands = ufunc_out_operands(op, operands, params, out)
+        broadcast = ufunc_out_operands(op, operands, params, out)
+        if broadcast is None:  # scalars only: their 0-d result, broadcast and cast into out
+            result = invoke(op, operands, params, ctx=ctx)[0]
+            invoke(ops.get("copy"), [result], {"shape": out.shape, "dtype": out.dtype},
+                   out=out)
+            return out
+        operands = broadcast
     invoke(op, operands, params, out=out, ctx=ctx)
     return out
 
