@@ -123,6 +123,9 @@ def _release_buffer(data, ctx):
 
 _new_object = object.__new__
 _np_empty = np.empty
+_ArrayMemoryError = np._core._exceptions._ArrayMemoryError
+# a CPU array larger than this raises MemoryError at the call (storage.host_memory_bytes)
+_host_bytes = storage.HOST_MEMORY_BYTES or float("inf")
 
 
 class RawArray:
@@ -153,6 +156,8 @@ def new_array(shape, dtype, ctx, engine=None):
     else:
         if ctx.device_type != "cpu":
             _devices.check(ctx)  # a GPU that cannot be used says why, at the call
+        elif nbytes > _host_bytes:  # never backed: NumPy's error, at the call
+            raise _ArrayMemoryError(tuple(shape), dtype)
         arr._chunk = Chunk(nbytes, ctx, engine or _engine_mod.get())
         arr._view_cache = None
     arr._offset = 0

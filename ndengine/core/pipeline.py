@@ -13,6 +13,7 @@ from .. import engine as _engine_mod
 from .. import ops
 from ..engine import FnProperty, current_context
 from ..ops import OpReq
+from ..ops.dtypes import output_casting_error as _output_casting_error
 from ..ops.plans import NO_ALIAS as _NO_ALIAS, OVERLAP as _OVERLAP, SAME_VIEW as _SAME_VIEW
 from ..ops.plans import NUMPY_SCALAR_TYPES as _NUMPY_SCALARS
 from ..ops.plans import input_key as _input_key, param_key as _param_key
@@ -211,8 +212,7 @@ _UFUNC_KINDS = ("unary", "binary")
 
 
 def _cannot_cast(op, dtype, out):
-    raise TypeError(f"{op.name}: cannot cast the result from {dtype} to {out.dtype} in place "
-                    "(NumPy's same_kind rule)")
+    raise _output_casting_error(op.name, dtype, out.dtype)
 
 
 def _check_ufunc_cast(op, inputs, params, out):

@@ -63,7 +63,8 @@ import numpy as np
 
 from . import gpu as _gpu
 
-__all__ = ["alloc", "free", "stats", "release_all", "bucket_size"]
+__all__ = ["alloc", "free", "stats", "release_all", "bucket_size", "host_memory_bytes",
+           "HOST_MEMORY_BYTES"]
 
 _SMALL_LIMIT = 1 << 20
 _ALIGN = 64  # bytes: keeps every buffer cache-line aligned for the kernels
@@ -102,6 +103,30 @@ def default_limit(environ=os.environ):
 
 
 _LIMIT = default_limit()  # at import: a bad value fails here, not at every op's wait
+
+
+def host_memory_bytes():
+    """Physical memory plus swap: no host array larger than that can ever be backed. NumPy
+    raises MemoryError when malloc fails, which with Linux's overcommit depends on the
+    system's state; ndengine allocates when an op runs, so it checks this one fixed bound at
+    the call instead (an array under it that the system cannot back fails at its first op,
+    raised at the wait). None where the machine does not say."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("SwapTotal:"):
+                    total += int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    return total
+
+
+HOST_MEMORY_BYTES = host_memory_bytes()  # read once
 
 
 class _PoolLock(_thread.RLock):

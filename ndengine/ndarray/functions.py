@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import ops
 from ..core import NDArray, as_operand as _as_operand, invoke
+from ..ops.dtypes import output_casting_error
 from ..ops.shapes import broadcast_shapes
 from .operators import add_family, module_function
 from .ufuncs import apply_op, check_out, context_of
@@ -69,12 +70,11 @@ def _call_divmod(op, args):
     # to one shape, each out's own), then the op into fresh arrays, each copied into its out
     # (both results come from the inputs as they were, as NumPy's do)
     specs = op.infer(*operands, **params)
-    for out, (shape, dtype) in zip(outs, specs):
+    for index, (out, (shape, dtype)) in enumerate(zip(outs, specs)):
         if out is not None:
             check_out(out, ctx, "divmod")
             if not np.can_cast(dtype, out.dtype, "same_kind"):
-                raise TypeError(f"Cannot cast ufunc 'divmod' output from {dtype!r} to "
-                                f"{out.dtype!r} with casting rule 'same_kind'")
+                raise output_casting_error("divmod", dtype, out.dtype, 2, 2 + index)
     shape = specs[0][0]
     try:
         full = broadcast_shapes(shape, *(out.shape for out in given))

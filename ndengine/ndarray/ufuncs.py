@@ -14,6 +14,7 @@ import numpy as np
 from .. import ops
 from ..engine import current_context
 from ..ops import elementwise
+from ..ops.dtypes import output_casting_error
 from ..ops.shapes import broadcast_shapes
 from ..core import NDArray, as_operand as _as_operand, invoke
 
@@ -64,8 +65,7 @@ def ufunc_out_operands(op, operands, params, out):
     [(shape, dtype)] = op.infer(*operands, **params)
     if dtype != out.dtype and not np.can_cast(dtype, out.dtype, "same_kind"):
         # NumPy checks the cast before the shapes (invoke raises the same error)
-        raise TypeError(f"Cannot cast ufunc '{op.name}' output from {dtype!r} to "
-                        f"{out.dtype!r} with casting rule 'same_kind'")
+        raise output_casting_error(op.name, dtype, out.dtype)
     if shape == out.shape:
         return operands
     try:

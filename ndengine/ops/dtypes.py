@@ -127,3 +127,24 @@ def int_bounds(dtype: np.dtype) -> tuple:
         return int(info.min), int(info.max)
     return -(1 << 63), (1 << 64) - 1
 
+
+class _NamedUfunc:
+    """What NumPy's casting error reads of a ufunc, for an op NumPy has no ufunc for."""
+    __slots__ = ("__name__", "nout")
+
+    def __init__(self, name, nout):
+        self.__name__ = name
+        self.nout = nout
+
+
+def output_casting_error(name: str, from_dtype, to_dtype, nout: int = 1,
+                         operand: int = 0) -> TypeError:
+    """NumPy's error for a ufunc result of ``from_dtype`` that cannot be cast into an out of
+    ``to_dtype`` under 'same_kind' (a ``numpy.UFuncTypeError``, itself a TypeError), naming
+    the ufunc as NumPy does (``abs`` is 'absolute'). ``operand``: the out's operand index
+    (inputs first), which NumPy names when the ufunc has several outputs."""
+    ufunc = getattr(np, name, None)
+    if not isinstance(ufunc, np.ufunc):
+        ufunc = _NamedUfunc(name, nout)
+    return np._core._exceptions._UFuncOutputCastingError(
+        ufunc, "same_kind", np.dtype(from_dtype), np.dtype(to_dtype), operand)
