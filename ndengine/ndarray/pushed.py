@@ -17,6 +17,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from ..core import NDArray
 from ..ops.selection import along_axis_shape
+from ..ops.shaping import repeat_counts
 from .shaping import SHAPING, ordered_view
 from .signatures import (array_of, context_of, frozen, method, numpy_function, operand_of,
                          push, read_values)
@@ -109,6 +110,12 @@ def _check_choices(arguments):
     if (arguments["mode"] == "raise" and known.size and known.dtype.kind in "iu"
             and (known.min() < 0 or known.max() >= count)):
         raise ValueError("invalid entry in choice array")
+
+
+def _convert_repeats(arguments):
+    # NumPy's conversion, before the counts become a tuple of Python numbers (the op's
+    # param), which would lose an array's dtype: a float array is NumPy's TypeError
+    arguments["repeats"] = repeat_counts(read_values(arguments["repeats"]))
 
 
 def _check_target(arguments):
@@ -206,7 +213,7 @@ _ALONG_CHECK = _index_check("arr", "indices", "axis", along=True)
 
 _ROWS = {
     "tile": Row(np.tile, ("A",), shape_params=("reps",), doc=_SHAPE_READ.format("reps")),
-    "repeat": Row(np.repeat, ("a",), shape_params=("repeats",),
+    "repeat": Row(np.repeat, ("a",), shape_params=("repeats",), check=_convert_repeats,
                   doc=_SHAPE_READ.format("repeats")),
     "roll": Row(np.roll, ("a",), array_params=("shift",)),
     "pad": Row(np.pad, ("array",), shape_params=("pad_width",),

@@ -208,8 +208,13 @@ class ElementwiseSpec:
         """Whether NumPy's loop runs a signature until its Numba loop is worth compiling
         (``deferred_loops``): where the ufunc is the op itself, with one output and the
         plain choice of loops."""
-        return (self.scalar is not None and getattr(np, self.name, None) is self.ufunc
+        return (self.scalar is not None and self.is_its_ufunc
                 and self.ufunc.nout == 1 and type(self).plan_loops is ElementwiseSpec.plan_loops)
+
+    @property
+    def is_its_ufunc(self) -> bool:
+        """Whether the op is its ufunc: NumPy's function of its name, or ``runs_ufunc``."""
+        return self.runs_ufunc or getattr(np, self.name, None) is self.ufunc
 
     @cached_property
     def general_loops(self) -> ek.LoopKernels:
@@ -355,6 +360,7 @@ class ElementwiseSpec:
         return add_operator(op)
 
     value_params = ()  # params keyed by type (clip's bounds)
+    runs_ufunc = False  # True: the op is its ufunc under a name of its own (clip_arrays)
 
 
 def computes_in_extended(computation, out_dtype) -> bool:

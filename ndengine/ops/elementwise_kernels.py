@@ -155,10 +155,13 @@ def maximum(x, y):
     raise NotImplementedError
 
 
+# NumPy's float maximum/minimum loops (scalar and SIMD alike): x if it is NaN or strictly
+# beyond y, else y. So a tie of signed zeros gives y (maximum(0.0, -0.0) is -0.0), and of two
+# NaNs, x's (its payload and sign bit).
 @overload(maximum, jit_options=_SCALAR_JIT)
 def _maximum(x, y):
     if isinstance(x, types.Float):
-        return lambda x, y: x if (x >= y or np.isnan(x)) else y  # NaN propagates
+        return lambda x, y: x if (x > y or np.isnan(x)) else y
     return lambda x, y: x if x >= y else y
 
 
@@ -169,7 +172,7 @@ def minimum(x, y):
 @overload(minimum, jit_options=_SCALAR_JIT)
 def _minimum(x, y):
     if isinstance(x, types.Float):
-        return lambda x, y: x if (x <= y or np.isnan(x)) else y
+        return lambda x, y: x if (x < y or np.isnan(x)) else y
     return lambda x, y: x if x <= y else y
 
 
@@ -272,6 +275,8 @@ def where_select(condition, x, y):
 
 @register_jitable
 def clip(x, low, high):
+    # NumPy's clip loop: minimum(maximum(x, low), high) with maximum/minimum's rules above
+    # (clip(-0.0, 0.0, 1.0) is 0.0; a NaN x, else a NaN bound, is the result)
     return minimum(maximum(x, low), high)
 
 

@@ -312,9 +312,12 @@ NUMPY_UNARY = {
 
 # the same for binary ops, f(x, y, out=out): arctan2 (float32 34x, float64 8x); logaddexp,
 # logaddexp2 and nextafter are a tie (NumPy's are NumPy's bit for bit); float_power is
-# NumPy's pow, as power's float loops are (elementwise_power_clip)
+# NumPy's pow, as power's float loops are (elementwise_power_clip); float fmax and fmin:
+# which of 0.0 and -0.0 (or of two NaNs) NumPy's loop returns depends on the element's
+# position (SIMD body or scalar tail), so only NumPy's loop gives NumPy's bits (chunks of a
+# split call start at multiples of 1024 elements, where NumPy's SIMD body starts too)
 NUMPY_BINARY = {
     **{name: (getattr(np, name), F32_F64)
-       for name in ("arctan2", "logaddexp", "logaddexp2", "nextafter")},
+       for name in ("arctan2", "logaddexp", "logaddexp2", "nextafter", "fmax", "fmin")},
     "float_power": (np.float_power, (np.dtype(np.float64),)),
 }

@@ -111,6 +111,12 @@ def _doc(name, ufunc):
     return f"Element-wise {name}; dtypes and results follow numpy.{ufunc.__name__}."
 
 
+_POWER_VALUE_CHECK = (
+    " Integers to negative integer powers raise NumPy's ValueError: at the call for a scalar "
+    "exponent; for an exponent array the check needs its values, so on the threaded engines "
+    "it raises at the wait on the result (on the NaiveEngine, at the call).")
+
+
 def register_all() -> None:
     for name, scalar, ufunc in UNARY_TABLE:
         ElementwiseSpec(name, scalar, ufunc, _doc(name, ufunc)).register("unary")
@@ -128,7 +134,8 @@ def register_all() -> None:
                "divmod(x1, x2) -> (x1 // x2, x1 % x2), numpy.divmod's two outputs."
                ).register("binary")
     elementwise_functions.register_all()
-    PowerSpec("power", ek.power, np.power, _doc("power", np.power)).register("binary")
+    PowerSpec("power", ek.power, np.power, _doc("power", np.power) + _POWER_VALUE_CHECK
+              ).register("binary")
     UnaryLikeSpec("sigmoid", ek.sigmoid, np.exp,
                   "Element-wise 1/(1+exp(-x)); dtypes follow numpy.exp.").register("unary")
     ReluSpec("relu", ek.relu, np.maximum, "Element-wise maximum(x, 0).").register("unary")
@@ -136,8 +143,13 @@ def register_all() -> None:
               "np.round(x, decimals): half to even; ints keep their dtype.").register("unary")
     ClipSpec("clip", ek.clip, np.maximum,
              "clip(x, a_min, a_max); either bound may be None.").register("binary")
-    ElementwiseSpec("clip_arrays", ek.clip, _umath.clip,
-                    "clip(x, a_min, a_max) with array bounds: numpy's clip ufunc (three "
-                    "broadcast inputs, NumPy's dtype rules)").register("other")
+    clip_arrays = ElementwiseSpec(
+        "clip_arrays", ek.clip, _umath.clip,
+        "clip(x, a_min, a_max) with array bounds: numpy's clip ufunc (three broadcast inputs, "
+        "NumPy's dtype rules)")
+    # the ufunc itself where a bound broadcasts: NumPy's loop for two constant bounds keeps x
+    # on a tie of signed zeros, where its loop for bound arrays (and ek.clip) gives the bound
+    clip_arrays.runs_ufunc = True
+    clip_arrays.register("other")
     WhereSpec("where", ek.where_select, np.maximum,
               "where(cond, x, y) with broadcasting.").register("other")

@@ -112,7 +112,15 @@ def fmod(x, y):
 @overload(fmod, jit_options=_SCALAR_JIT)
 def _fmod(x, y):
     if isinstance(x, types.Float):
-        return lambda x, y: np.fmod(x, y)
+        def float_fmod(x, y):
+            # NumPy's loop returns a NaN operand itself, x's first (its payload and sign bit);
+            # Numba's fmod of two NaNs gives y's
+            if np.isnan(x):
+                return x
+            if np.isnan(y):
+                return y
+            return np.fmod(x, y)
+        return float_fmod
     (zero,) = _constants(x, 0)
     if isinstance(x, types.Integer) and x.signed:
         def signed_fmod(x, y):
@@ -131,11 +139,13 @@ def fmax(x, y):
     raise NotImplementedError
 
 
+# Float fmax/fmin run NumPy's own loop (elementwise_run.NUMPY_BINARY): which of 0.0 and
+# -0.0, or of two NaNs, NumPy's loop gives depends on the element's position (its SIMD body
+# and its scalar tail choose differently), so no scalar function gives NumPy's bits.
 @overload(fmax, jit_options=_SCALAR_JIT)
 def _fmax(x, y):
     if isinstance(x, types.Float):
-        # NaN only if both are; of 0.0 and -0.0, x (NumPy's SIMD and scalar loops differ)
-        return lambda x, y: x if (x >= y or np.isnan(y)) else y
+        return lambda x, y: x if (x >= y or np.isnan(y)) else y  # NaN only if both are
     return lambda x, y: x if x >= y else y
 
 

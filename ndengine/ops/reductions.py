@@ -155,8 +155,12 @@ class Reduction:
 
         def compute(target):
             if empty and self.name in _STATISTICS:
-                with np.errstate(invalid="ignore"):  # NumPy's answer, minus its warning,
-                    np.copyto(target, np.nan, casting="unsafe")  # cast as NumPy's into an int out
+                # NumPy's answer, minus its warnings: the sum of no elements over a count of
+                # 0, 0 / 0 in the result's dtype (complex: nan+nanj; the NaN's bits are the
+                # division's, sign bit included), cast as NumPy's into an int out
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    np.copyto(target, np.true_divide(target.dtype.type(0), 0),
+                              casting="unsafe")
                 return
             if self.name in _ARG_REDUCTIONS:
                 target[...] = self.numpy_fn(x, axis=axis, keepdims=keepdims)

@@ -39,12 +39,18 @@ def tile_shapes(A, *, reps):
 
 
 def repeat_counts(repeats):
-    """``repeats`` as NumPy's repeat converts it: intp values, at most 1-d."""
+    """``repeats`` as NumPy's repeat converts it: intp values, at most 1-d. An array is cast
+    under the 'safe' rule (a float array: NumPy's TypeError); anything else (Python or NumPy
+    scalars, lists) is converted value by value, floats truncated, as NumPy does."""
+    if isinstance(repeats, np.ndarray):
+        if repeats.ndim > 1:
+            raise ValueError("object too deep for desired array")
+        return repeats.astype(np.intp, casting="safe")
     counts = np.asarray(repeats)
     if counts.ndim > 1:
         raise ValueError("setting an array element with a sequence. The requested array "
                          "would exceed the maximum number of dimension of 1.")
-    return counts.astype(np.intp)
+    return np.array(repeats, dtype=np.intp)
 
 
 def repeat_shapes(a, *, repeats, axis=None):
