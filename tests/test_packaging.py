@@ -79,3 +79,19 @@ def test_oldest_supported_python_with_the_oldest_numpy_and_numba(tmp_path):
                   *FAST_SUBSET], timeout=600, cwd=tmp_path, what="fast subset",
                  env={"HYPOTHESIS_PROFILE": "ci"})
     assert " passed" in result.stdout and "failed" not in result.stdout, result.stdout
+
+
+def test_installed_metadata_has_one_version_and_the_license():
+    """The version is written once (ndengine.__version__, read by setuptools); the license
+    is an SPDX expression and its text ships with the distribution."""
+    from importlib import metadata
+
+    import ndengine
+
+    assert 'version = "' not in PYPROJECT, "the version is read from ndengine.__version__"
+    meta = metadata.metadata("ndengine")
+    assert meta["Version"] == ndengine.__version__
+    assert meta["License-Expression"] == "Apache-2.0"
+    assert (ROOT / "LICENSE").read_text().lstrip().startswith("Apache License")
+    licenses = [f for f in metadata.files("ndengine") or () if f.name == "LICENSE"]
+    assert licenses, "the LICENSE file is not in the installed distribution"
