@@ -34,6 +34,7 @@ from ndengine import engine as engine_mod
 from ndengine import ops
 from ndengine.engine import FnProperty
 from ndengine import core
+from ndengine.core import fp_errors as core_fp_errors
 from ndengine.core import pipeline as core_pipeline
 from ndengine.core import segment as core_segment
 from ndengine.ops import OpReq
@@ -195,7 +196,7 @@ def stage_timers(iterations, repeat):
         for _ in range(n):
             y = core.new_array(shape, dtype, ctx, eng)
             run = bound(nothing, [view, 1], [y._data()], req, params, [chunk], [y._chunk],
-                        "add")
+                        "add", core_fp_errors.state_at_push())
             append(eng, ctx, run, (y,), True, bulk)
         core_segment.flush_own()
         eng.wait_for_all()
@@ -229,7 +230,8 @@ def stage_timers(iterations, repeat):
     def bound_runs(n):
         bound = core_pipeline._BoundRun
         for _ in range(n):
-            bound(plan.run, [view, 1], [out_view], req, params, [chunk], [chunk], "add")
+            bound(plan.run, [view, 1], [out_view], req, params, [chunk], [chunk], "add",
+                  core_fp_errors.state_at_push())
     stages.add("  of which the _BoundRun(...) object", bound_runs)
 
     def kernel_only(n):

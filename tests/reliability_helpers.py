@@ -12,6 +12,11 @@ comparisons, max/min, sums of integers, ...) and is kept in ``v`` for later step
 "observe" steps (transcendental functions, float sums, dot products, means): their result
 ``r`` depends on the order of float operations, is compared with a tolerance, and is dropped.
 
+Some steps aim at patterns that once differed from NumPy: integer-per-axis element access
+(a copy, not a view) and far into a large array, views of 0-d arrays, a call repeated past the
+point where a Numba loop replaces NumPy's (zero signs are compared too), reductions over an
+empty axis of complex values (real and imaginary parts are compared apart).
+
 reliability_replay.py runs a program on both and compares them. State: ``COUNTS``
 (programs, steps, comparisons, errors, ...) is summed over the session by the tests, which
 print it at the end.
@@ -388,6 +393,54 @@ class ProgramDrawer:
         arrays = ", ".join(f"v[{k}]" for k in picks)
         self.run(f"v.append(xp.{fn}([{arrays}], axis={axis}))")
 
+    def element(self):
+        """An integer per axis: NumPy gives a scalar (kept as a new 0-d array), never a view,
+        so writing into it leaves the array as it was (``t = x[0]; t += x[1]``)."""
+        i = self.pick(lambda a: a.ndim >= 1)
+        if i is None:
+            return self.zero_d_view()
+        key = ", ".join(str(self.index_for(n)) for n in self.v[i].shape)
+        self.run(f"v.append(v[{i}][{key}])")
+        self.run(f"v[-1] += {self.operand(None)}")
+
+    def zero_d_view(self):
+        """Views of a 0-d array (``x[...]``, ``x[None]``) write into it; ``x[()]`` is
+        NumPy's scalar, a copy."""
+        i = self.pick(lambda a: a.ndim == 0)
+        if i is None:
+            dtype = self.draw(st.sampled_from(DTYPES))
+            self.run(f"v.append(xp.array({literal(draw_values(self.draw, (), dtype))}))")
+            i = len(self.v) - 1
+        key = self.draw(st.sampled_from(["...", "None", "()", "..., None"]))
+        self.run(f"v.append(v[{i}][{key}])")
+        self.run(f"v[-1] += {self.operand(None)}")
+
+    def repeated_call(self):
+        """The same call more often than NDENGINE_JIT_AFTER (16): the Numba loop that then
+        replaces NumPy's must give NumPy's bits, zero signs included."""
+        i = self.pick()
+        fn = self.draw(st.sampled_from(("maximum", "minimum", "fmax", "fmin")))
+        other = self.draw(st.sampled_from(["-0.0", "0.0", "nan", f"v[{self.pick()}]"]))
+        self.run(f"v.append([xp.{fn}(v[{i}], {other}) for _ in range(20)][-1])")
+
+    def empty_reduction(self):
+        """Reductions over an empty axis, of complex values too (the mean of none is
+        nan+nanj)."""
+        i = self.pick(lambda a: a.ndim >= 1)
+        if i is None:
+            return self.reduction()
+        dtype = self.draw(st.sampled_from(["complex64", "complex128", None]))
+        name = self.draw(st.sampled_from(["mean", "sum", "prod", "var", "std"]))
+        source = f"v[{i}][:0]" + (f".astype({dtype!r})" if dtype else "")
+        self.run(f"r = xp.{name}({source}, axis=0)", observe=True)
+
+    def far_element(self):
+        """One element far into a large array: computing the view's geometry must never make
+        NumPy read memory the array does not own (it crashed the interpreter there)."""
+        n = 1 << 24
+        k = self.draw(st.sampled_from([-1, n - 1, n // 2 + 3, -n, n]))  # n: out of bounds
+        self.run(f"v.append(xp.zeros({n}, dtype='float32')[{k}])")
+
     def copy_or_drop(self):
         i = self.pick()
         if len(self.v) > 3 and self.draw(st.booleans()):
@@ -398,7 +451,8 @@ class ProgramDrawer:
     STEPS = ("binary", "binary", "in_place", "in_place", "overlapping_write", "view", "view",
              "set_item", "set_item", "take", "unary", "reduction", "astype", "where", "clip",
              "product", "join", "copy_or_drop", "new_array", "big_array", "fancy_in_place",
-             "split_or_broadcast")
+             "split_or_broadcast", "element", "zero_d_view", "repeated_call", "empty_reduction",
+             "far_element")
 
     def program(self, min_steps=3, max_steps=20):
         for _ in range(self.draw(st.integers(1, 3))):

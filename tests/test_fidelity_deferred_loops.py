@@ -147,3 +147,29 @@ def test_signed_zero_ties_of_max_and_min_after_the_swap(size):
     check_calls(lambda xp: 1.0 / xp.fmin(xp.asarray(zeros_uint8), -0.0), "1 / fmin")
     check_calls(lambda xp: 1.0 / xp.maximum(xp.zeros(size), -0.0), "1 / maximum")
     check_calls(lambda xp: 1.0 / xp.minimum(-0.0, xp.zeros(size)), "1 / minimum")
+
+
+# One-element operands: NumPy runs its scalar loop for a scalar, a 0-d array or a broadcast
+# one (stride 0) and its array loop for two arrays of the output's shape; float fmax/fmin
+# answer a tie of zeros differently in the two (found by the random programs: a 0-d
+# fmin(0.0, -0.0) gave 0.0 where NumPy gives -0.0).
+_ONE_ELEMENT_PAIRS = [((), ()), ((), "scalar"), ((1,), "scalar"), ((1,), (1,)), ((1, 1), (1, 1)),
+                      ((1, 1), (1,)), ((1,), (1, 1)), ((3,), ()), ((), (3,))]
+
+
+@pytest.mark.usefixtures("numba_after_one_call")
+@pytest.mark.parametrize("name", ["fmax", "fmin", "maximum", "minimum"])
+@pytest.mark.parametrize("shapes", _ONE_ELEMENT_PAIRS, ids=str)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_one_element_operands_give_numpys_zero_signs(name, shapes, dtype):
+    first_shape, second_shape = shapes
+    x = np.zeros(first_shape, dtype)
+    y = -0.0 if second_shape == "scalar" else -np.zeros(second_shape, dtype)
+    for xp in (np, nd):
+        for a, b in ((x, y), (y, x)):
+            want = getattr(np, name)(a, b)
+            operands = [v if np.ndim(v) == 0 and not isinstance(v, np.ndarray) else xp.asarray(v)
+                        for v in (a, b)]
+            for _ in range(CALLS):
+                got = getattr(xp, name)(*operands)
+                assert_same_bits(got if xp is np else got.asnumpy(), want)

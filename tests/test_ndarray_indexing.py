@@ -1,5 +1,6 @@
-"""Indexing: basic keys give views (same buffer, same engine var), advanced keys give copies;
-__setitem__; overlapping in-place updates give NumPy's answers."""
+"""Indexing: basic keys give views (same buffer, same engine var), advanced keys and an int for
+every axis give copies (test_indexing_elements.py); __setitem__; overlapping in-place updates
+give NumPy's answers."""
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -19,7 +20,7 @@ def var_of(x):
 @pytest.mark.parametrize("key", [
     0, -1, slice(1, 3), slice(None, None, 2), slice(None, None, -1), slice(3, 0, -2),
     (slice(None), 1), (1, slice(None, None, -1)), (Ellipsis, 2), (None, 0), (0, None, 1),
-    (slice(None), None, slice(1, None)), (Ellipsis,), (-2, -3), (1, Ellipsis, None),
+    (slice(None), None, slice(1, None)), (Ellipsis,), (-2, Ellipsis, -3), (1, Ellipsis, None),
     (slice(10, 20),), (slice(-100, 100, 3), slice(None, None, -3))])
 def test_basic_key_is_a_view(key):
     a = np.arange(20.0).reshape(4, 5)
@@ -41,7 +42,7 @@ def test_view_writes_reach_parent_and_back():
     a2 *= 2
     np.testing.assert_array_equal(v.asnumpy(), a2[1:3, ::-2])
     np.testing.assert_array_equal(x.asnumpy(), a2)
-    s = x[2, 3]  # 0-d view
+    s = x[2, 3, ...]  # a 0-d view (x[2, 3] is a copy, NumPy's scalar)
     s[...] = -1
     a2[2, 3] = -1
     np.testing.assert_array_equal(x.asnumpy(), a2)
@@ -134,16 +135,15 @@ def test_generated_basic_keys(data):
     key = data.draw(hnp.basic_indices(shape, allow_newaxis=True, allow_ellipsis=True))
     run_xp(lambda xp: xp.array(a)[key])
 
-    # the view writes through to the parent
+    # a view writes through to its parent; an int for every axis gives a copy (NumPy's
+    # scalar), which ``v += 1`` changes alone; ``x[key] += 1`` writes through __setitem__
     def write(xp):
         x = xp.array(a)
         x[key] = 77
-        if xp is nd:
-            v = x[key]  # a view, 0-d where NumPy gives a scalar copy
-            v += 1
-        else:
-            x[key] += 1
-        return x
+        x[key] += 1
+        v = x[key]
+        v += 1
+        return [x, v]
     run_xp(write)
 
 

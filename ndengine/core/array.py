@@ -17,9 +17,12 @@ from ..ops.dtypes import check_scalar_into
 from .chunk import RawArray as _RawArray, array_type as _array_type
 from .chunk import RECORDING as _RECORDING, array_on as _array_on, c_strides as _c_strides
 from .chunk import new_array as _new_array
+from . import fp_errors as _fp
 from . import gpu as _gpu
 
 __all__ = ["NDArray"]
+
+_fp_kept = _fp.KEPT
 
 
 _SCALARS = (bool, int, float)
@@ -30,6 +33,19 @@ _fakes = {}  # (shape, strides, dtype) -> (fake array, its data address): see ND
 _FAKES_LIMIT = 1024
 VIEW_HOOK = [None]  # tape.note_view, set by tape.py: a view made while recording is taped
 WRITE_HOOK = [None]  # tape.record_write, set by tape.py: x[key] = v while recording
+
+
+def _numpy_copy_refusal():
+    try:
+        np.array([0], copy=False)
+    except ValueError as exc:
+        return str(exc)
+    raise AssertionError("NumPy made an array of a list without a copy")
+
+
+# NumPy's ValueError message when an object cannot give an array without a copy (this NumPy's
+# own wording): np.array(obj, copy=False) of an NDArray, and ndengine.array(obj, copy=False)
+COPY_REFUSED = _numpy_copy_refusal()
 
 
 class NDArray(_RawArray):
@@ -144,6 +160,8 @@ class NDArray(_RawArray):
         chunk = self._chunk
         _flush_marked(chunk)
         _engine_mod.get().wait_for_var(chunk.var)
+        if _fp_kept:  # the FP reports of the ops that made it (fp_errors.py), once
+            _fp.surface_for(chunk)
         return self
 
     def wait_to_write(self):
@@ -168,15 +186,21 @@ class NDArray(_RawArray):
             def read(run_ctx):
                 copied.append(np.array(self._data(), copy=True))
             prop = FnProperty.ASYNC  # run now, in this thread, when nothing is pending on the array
-        engine.push_sync(read, ctx, (chunk.var,), (), prop, 0, "asnumpy")
-        if not copied:  # queued: waiting for the var waits for the read too
-            engine.wait_for_var(chunk.var)  # raises the error of a failed write to the array
-            if not copied:
-                raise RuntimeError("asnumpy: the read op failed; ndengine.waitall() raises "
-                                   "its error")
+        # waits for the writes pushed before the read only, not for those another thread
+        # pushes meanwhile; raises the error of a failed write to the array
+        engine.read_and_wait(read, ctx, chunk.var, prop, "asnumpy")
+        if not copied:
+            raise RuntimeError("asnumpy: the read op failed; ndengine.waitall() raises its error")
+        if _fp_kept:  # the FP reports of the ops that made it (fp_errors.py), once
+            _fp.surface_for(chunk)
         return copied[0]
 
     def __array__(self, dtype=None, copy=None):
+        """NumPy 2's protocol: always a copy (waits), so ``copy=False`` is NumPy's ValueError.
+        A view would see writes pushed later, and the memory may return to the engine's pool
+        when the NDArray is dropped while the view lives."""
+        if copy is False:
+            raise ValueError(COPY_REFUSED)
         values = self.asnumpy()
         return values if dtype is None else values.astype(dtype, copy=False)
 
@@ -218,10 +242,9 @@ class NDArray(_RawArray):
         return self.shape[0]
 
     def __iter__(self):
-        if not self.shape:
+        if not self.shape:  # at the call, as NumPy: np.iterable() of a 0-d array is False
             raise TypeError("iteration over a 0-d array")
-        for i in range(self.shape[0]):
-            yield self[i]
+        return map(self.__getitem__, range(self.shape[0]))
 
     def __repr__(self):
         text = repr(self.asnumpy())
@@ -292,9 +315,11 @@ class NDArray(_RawArray):
 
     # ------------------------------------------------------------ views
     def _fake(self):
-        """A NumPy array with this view's geometry over no real memory: NumPy computes view
-        geometry (slicing, transposes, reshapes) on it without touching any data. Made once
-        per geometry (as_strided costs more than the rest of a view); never written."""
+        """A NumPy array with this view's geometry over one element of memory: NumPy computes
+        view geometry (slicing, transposes, reshapes) on it without touching any data. Only
+        views may be taken of it: anything that reads or writes values (a scalar from
+        indexing, see _basic_view) would touch memory it does not own. Made once per
+        geometry (as_strided costs more than the rest of a view)."""
         geometry = (self.shape, self._strides, self.dtype)  # _strides None: C order
         found = _fakes.get(geometry)
         if found is None:
@@ -383,17 +408,27 @@ class NDArray(_RawArray):
 
     def __getitem__(self, key):
         key = _normalize_key(key)
-        if _is_basic_key(key):
-            return self._basic_view(key)
+        if _is_basic_key(key) and not _is_whole_element_key(key, len(self.shape)):
+            return self._stand_in_view(key)
+        # advanced keys, and an int for every axis (NumPy's scalar): a copy, which a later
+        # ``v += 1`` changes alone, and which autograd's tape sees as no view of self
         return invoke(ops.get("take_index"), [self], {"key": key})[0]
 
     def _basic_view(self, key, taped=True):
+        """The view ``x[key]`` of a basic key; an int for every axis gives the element's 0-d
+        view (what ``x[key] = v`` writes)."""
+        if _is_whole_element_key(key, len(self.shape)):
+            # NumPy's scalar would read the element; with an Ellipsis NumPy gives its 0-d
+            # view instead, with the same errors
+            key = (key if type(key) is tuple else (key,)) + (Ellipsis,)
+        return self._stand_in_view(key, taped)
+
+    def _stand_in_view(self, key, taped=True):
+        """The view NumPy's stand-in (_fake) gives for ``key``, a basic key that is not an int
+        for every axis: NumPy answers it with a view, never a scalar read from the stand-in's
+        memory (one element, not the array's)."""
         fake, base = self._fake()
-        view = fake[key]
-        if not isinstance(view, np.ndarray):  # an int for every axis: NumPy gives a
-            # scalar (a copy, elsewhere in memory); the trailing ... gives the 0-d view
-            view = fake[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
-        return self._view_like(view, base, taped)
+        return self._view_like(fake[key], base, taped)
 
     def __setitem__(self, key, value):
         key = _normalize_key(key)
@@ -484,6 +519,7 @@ _array_type[0] = NDArray
 from .segment import flush_marked as _flush_marked  # noqa: E402
 from .keys import (drop_leading_ones as _drop_leading_ones,  # noqa: E402
                    is_basic_key as _is_basic_key, is_element_key as _is_element_key,
+                   is_whole_element_key as _is_whole_element_key,
                    normalize_key as _normalize_key)
 from .pipeline import (as_operand as _as_operand, copy_between as _copy_between,  # noqa: E402
                      from_numpy as _from_numpy, invoke)

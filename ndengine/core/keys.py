@@ -4,11 +4,24 @@ import numpy as np
 
 from .array import NDArray
 
-__all__ = ["normalize_key", "is_basic_key", "is_element_key", "drop_leading_ones"]
+__all__ = ["normalize_key", "is_basic_key", "is_element_key", "is_whole_element_key",
+           "drop_leading_ones"]
 
 def is_element_key(key):
-    parts = key if type(key) is tuple else (key,)
-    return not any(part is None or part is Ellipsis or isinstance(part, slice) for part in parts)
+    """No slice, None or Ellipsis: of a basic key, an int for each axis it names."""
+    if type(key) is not tuple:
+        return not (type(key) is slice or key is None or key is Ellipsis)
+    for part in key:  # a loop: this runs on every basic index
+        if type(part) is slice or part is None or part is Ellipsis:
+            return False
+    return True
+
+
+def is_whole_element_key(key, ndim):
+    """A basic key with an int for every axis (``()`` for a 0-d array): NumPy's scalar."""
+    if type(key) is tuple:
+        return len(key) == ndim and is_element_key(key)
+    return ndim == 1 and is_element_key(key)
 
 
 def drop_leading_ones(value, ndim):

@@ -18,6 +18,14 @@ pushes ONE engine op that reads the vars of its leaves and writes the vars of it
   ``a*b + c``, the ``x`` rebound by ``x = x*2 + 1``) is never allocated: nothing can read it.
   A window none of whose results is alive pushes nothing.
 
+Back-pressure. The engine bounds the pending work, not the count of ops (core.py's
+``_pending_work``): a window's op weighs as its ops do, each 1 plus 1 per ``WORK_ELEMENTS``
+elements, so a thread looping ``x += 1`` on a large array cannot queue seconds of fused work
+ahead of a reader. A window is pushed without waiting (see segment.py), so each op waits for
+room before it is recorded, and a full window waits before its push, with its segment's lock
+released (segment.py's ``flush_full``); another thread that needs it (a reader) pushes it at
+once.
+
 The op (lazy_run.py's `FusedRun`) runs ``ops.fusion``'s kernel for the window's program,
 built once per window structure (op names, their plan keys, how their arguments connect, which
 nodes are outputs; sizes and strides are in the plan keys, scalar values are arguments). It
@@ -57,13 +65,15 @@ import numpy as np
 from .. import engine as _engine_mod
 from ..engine import FnProperty
 from ..ops.fusion_program import FUSIBLE_OPS, TAIL_REDUCTIONS
+from . import fp_errors as _fp
 from .array import NDArray
 from .chunk import Chunk, array_on as _array_on
 from .lazy_run import FusedRun, program_stats
-from .segment import (WindowBase, flush_locked, flush_touching, open_window_locked,
-                      thread_segment)
+from .segment import (WindowBase, flush_full, flush_locked, flush_touching,
+                      open_window_locked, thread_segment)
 
-__all__ = ["ENABLED", "MAX_OPS", "LazyWindow", "record", "fusible", "program_stats"]
+__all__ = ["ENABLED", "MAX_OPS", "WORK_ELEMENTS", "LazyWindow", "record", "fusible",
+           "program_stats"]
 
 ENABLED = os.environ.get("NDENGINE_FUSION", "1") != "0"
 MAX_OPS = int(os.environ.get("NDENGINE_FUSION_MAX_OPS", 64))
@@ -71,6 +81,9 @@ INLINE_ELEMENTS = int(os.environ.get("NDENGINE_FUSION_INLINE_ELEMENTS", 1 << 18)
 # Smaller CPU arrays are not recorded: in cache a fused call costs more than it saves, and
 # recording costs more than pushing each op alone, which runs inline when ready (invoke)
 FUSE_MIN_ELEMENTS = int(os.environ.get("NDENGINE_FUSION_MIN_ELEMENTS", 1 << 18))
+# Back-pressure's unit is about one tiny op (~5 us); an element-wise pass over this many
+# float64s costs about as much, so a member op weighs 1 plus 1 per this many elements
+WORK_ELEMENTS = 1 << 13
 _INLINE, _WORKER = FnProperty.ASYNC, FnProperty.NORMAL
 _object_setattr = object.__setattr__
 _CLOSED = "closed"  # a released window's ``bulk``: its op is the engine's alone
@@ -102,7 +115,8 @@ def fusible(op, params):
 
 
 class _Node:
-    __slots__ = ("op", "plan", "refs", "params", "shape", "dtype", "name", "origin", "tail")
+    __slots__ = ("op", "plan", "refs", "params", "shape", "dtype", "name", "origin", "tail",
+                 "fp")
 
     def __init__(self, op, plan, refs, params, shape, dtype, origin):
         self.op = op
@@ -114,6 +128,7 @@ class _Node:
         self.name = op.name
         self.origin = origin
         self.tail = False  # a reduction closing the window (its last node)
+        self.fp = _fp.state_at_push()  # NumPy's error state of its push (fp_errors.py)
 
 
 class _Written:
@@ -210,9 +225,11 @@ class LazyWindow(WindowBase):
         # a worker runs it, the user's thread goes on; a window on arrays of less than
         # INLINE_ELEMENTS runs in the pushing thread when its inputs are ready (MXNet's
         # inline execution): waking a worker costs more than the kernel at that size
-        inline = math.prod(nodes[0].shape) < INLINE_ELEMENTS and self.ctx.device_type == "cpu"
+        elements = math.prod(nodes[0].shape)
+        inline = elements < INLINE_ELEMENTS and self.ctx.device_type == "cpu"
         return FusedRun(self, reads, writes, outputs, out_nodes,
-                        _INLINE if inline else _WORKER)
+                        _INLINE if inline else _WORKER,
+                        len(nodes) * (1 + elements // WORK_ELEMENTS))
 
 
 def record(engine, ctx, op, plan, key, inputs, params, output, fresh):
@@ -222,6 +239,7 @@ def record(engine, ctx, op, plan, key, inputs, params, output, fresh):
     if ctx.device_type == "cpu" and math.prod(
             (inputs[0] if op.name in TAIL_REDUCTIONS else output).shape) < FUSE_MIN_ELEMENTS:
         return False  # too small to fuse: pushed alone, run inline when ready (invoke)
+    engine.wait_for_room()  # back-pressure for the windows this thread pushed (see above)
     segment = thread_segment()
     flush_touching(inputs, segment)  # another thread's open window on the arrays goes first
     if not fresh:
@@ -261,8 +279,9 @@ def record(engine, ctx, op, plan, key, inputs, params, output, fresh):
                            output.dtype, origin))  # see the invariant
         window.written[id(chunk)] = _Written(_view_of(output), index, target,
                                              chunk if fresh else None)
-        if len(nodes) >= MAX_OPS:
-            flush_locked(segment)
+        full = len(nodes) >= MAX_OPS
+    if full:
+        flush_full(window)
     return True
 
 

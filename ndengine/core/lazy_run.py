@@ -23,6 +23,7 @@ from ..ops import OpReq
 from ..ops.fusion import NotFusible, ProgramBuilder, kernel_for
 from ..ops.fusion_program import ArraySpec, Const
 from ..ops.gpu_fusion import kernel_for as gpu_kernel_for
+from . import fp_errors as _fp
 from . import gpu as _gpu
 from . import storage
 
@@ -34,6 +35,7 @@ _programs = {}
 _program_counts = {"hits": 0, "misses": 0, "unfusible": 0}
 _UNSEEN, _SEEN_ONCE = object(), object()
 _WRITE_TO = [OpReq.WRITE_TO]
+_fp_kept, _fp_messages = _fp.KEPT, _fp.MESSAGES
 
 
 def _program_for(key, nodes, leaves, out_nodes, scalars, ctx):
@@ -98,9 +100,9 @@ class FusedRun:
 
     __slots__ = ("engine", "ctx", "nodes", "leaves", "scalars", "key", "reads", "writes",
                  "outputs", "out_nodes", "ran", "name", "names", "origin", "used", "prop",
-                 "fuse", "kernel")
+                 "fuse", "kernel", "work")
 
-    def __init__(self, window, reads, writes, outputs, out_nodes, prop):
+    def __init__(self, window, reads, writes, outputs, out_nodes, prop, work):
         self.engine = window.engine
         self.ctx = window.ctx
         self.nodes = nodes = window.nodes
@@ -114,6 +116,7 @@ class FusedRun:
         self.ran = False
         self.names = [node.name for node in nodes]
         self.prop = prop  # the engine's placement: inline or a worker (lazy.py decides)
+        self.work = work  # what the engine's back-pressure counts it as (lazy.py decides)
         self.name = nodes[0].name if len(nodes) == 1 else f"fused {len(nodes)} ops"
         self.origin = nodes[0].origin
         self.used = None
@@ -141,28 +144,95 @@ class FusedRun:
             self.leaves = self.outputs = self.nodes = ()
 
     def _run(self, stream):
-        if not (self.engine.any_failed(self.reads) or self.engine.any_failed(self.writes)):
+        fp = self._one_state()
+        if fp is not None and not (self.engine.any_failed(self.reads)
+                                   or self.engine.any_failed(self.writes)):
             kernel = _program_for(self.key, self.nodes, self.leaves, self.out_nodes,
                                   self.scalars, self.ctx)
             if kernel is not None:
                 arrays = [x._data() for x in self.leaves]
                 outs = [x._data() for x in self.outputs]
+                token = _fp.set_state(fp.run_state)
                 try:
                     kernel(arrays, self.scalars, outs, compile_after=2)
                     self.used, self.kernel = "fused", kernel
-                    return
                 except Exception:  # noqa: BLE001 - op by op finds the op and its line
-                    pass
+                    _fp.take_messages()  # op by op reports them again
+                finally:
+                    _fp.reset_state(token)
+                if self.used == "fused":
+                    if _fp_kept or _fp_messages:
+                        self._fused_reports(fp)
+                    return
         self.used = "op by op"
         self._op_by_op(stream)
+
+    def _one_state(self):
+        """The NumPy error state every op was pushed under, or None: they differ, or it
+        raises (op by op, each op reports, or raises at its own op, as alone; a fused run
+        reports after its whole window ran, an error named after the first op that can
+        raise it)."""
+        fp = self.nodes[0].fp
+        for node in self.nodes:
+            if node.fp is not fp:
+                return None
+        return None if fp.raises else fp
+
+    def _fused_reports(self, fp):
+        """After the fused kernel: reports kept with the leaves pass to the outputs computed
+        from them; the kernel's own (NumPy's evaluator, or the generated kernel's flags reported
+        by ops/fusion_fp) go to the outputs computed from the first op of the ufunc named, at
+        that op's line."""
+        leaves_of, nodes_of = self._lineage()
+        outs = list(zip(self.out_nodes, self.outputs))
+        if _fp_kept:
+            for node, out in outs:
+                _fp.inherit([self.leaves[i] for i in leaves_of[node]], [out])
+        if _fp_messages:
+            first = {}
+            for index, node in enumerate(self.nodes):
+                first.setdefault(_fp.ufunc_name(node.name), index)
+            culprits = [first.get(name, 0) for name in _fp.pending_ufuncs()]
+            targets = [out for node, out in outs if any(c in nodes_of[node] for c in culprits)]
+            _fp.collect(fp, targets or self.outputs, origin_of=lambda name: self.nodes[
+                first.get(name, 0)].origin)
+
+    def _op_reports(self, index):
+        """Op ``index`` ran alone: its reports, and those kept with the leaves it read, go to
+        the outputs computed from it."""
+        leaves_of, nodes_of = self._lineage()
+        targets = [out for node, out in zip(self.out_nodes, self.outputs)
+                   if index in nodes_of[node]]
+        if _fp_kept:
+            _fp.inherit([self.leaves[i] for i in leaves_of[index]], targets)
+        if _fp_messages:
+            node = self.nodes[index]
+            _fp.collect(node.fp, targets, node.origin)
+
+    def _lineage(self):
+        """Per node: the leaf indices and the node indices its value was computed from."""
+        leaves_of, nodes_of = [], []
+        for index, node in enumerate(self.nodes):
+            leaves, nodes = set(), {index}
+            for kind, value in node.refs:
+                if kind == "l":
+                    leaves.add(value)
+                elif kind == "n":
+                    leaves |= leaves_of[value]
+                    nodes |= nodes_of[value]
+            leaves_of.append(leaves)
+            nodes_of.append(nodes)
+        return leaves_of, nodes_of
 
     def _op_by_op(self, stream):
         """Each op alone, in push order, with the engine's failure rule per op."""
         engine = self.engine
-        failures, scratch = [], {}
+        failures, scratch, fp = [], {}, [None, None]  # fp: the state set, its token
         try:
-            self._each_op(engine.any_failed(self.reads), failures, scratch, stream)
+            self._each_op(engine.any_failed(self.reads), failures, scratch, stream, fp)
         finally:
+            if fp[1] is not None:
+                _fp.reset_state(fp[1])
             for buffer in scratch.values():  # pool buffers: faulted in, as ops' outputs are
                 _free(buffer, self.ctx, stream)
         reported = {}
@@ -177,10 +247,12 @@ class FusedRun:
         for (_, exc, name, origin), writes in reported.values():
             engine.fail_part(writes, exc, name, origin)
 
-    def _each_op(self, check, failures, scratch, stream):
+    def _each_op(self, check, failures, scratch, stream, fp):
         """Run the ops in order; ``failures[i]``: None, ("var", failed var read) or
         ("raised", exc, name, origin); ``scratch``: node -> the pool buffer of its value,
-        while a later op reads it (then it goes back, warm in cache, for the next op)."""
+        while a later op reads it (then it goes back, warm in cache, for the next op);
+        ``fp``: [the NumPy error state set, its token], set once per run of ops pushed
+        under one state."""
         engine, ctx = self.engine, self.ctx
         leaves = [x._data() for x in self.leaves]
         dest_of = {node: out for node, out in zip(self.out_nodes, self.outputs)}
@@ -212,10 +284,16 @@ class FusedRun:
                     result = _scratch_view(buffer, node, ctx)
                 else:
                     result = target._data()
+                if node.fp is not fp[0]:
+                    if fp[1] is not None:
+                        _fp.reset_state(fp[1])
+                    fp[0], fp[1] = node.fp, _fp.set_state(node.fp.run_state)
                 try:
                     node.plan.run(args, [result], _WRITE_TO, node.params)
                 except Exception as exc:  # noqa: BLE001 - kept on the outputs it reaches
                     failure = ("raised", exc, node.name, node.origin)
+                if _fp_messages or _fp_kept:
+                    self._op_reports(len(values))
             index = len(values)
             values.append(result)
             failures.append(failure)

@@ -17,6 +17,7 @@ from ..ops.dtypes import output_casting_error as _output_casting_error
 from ..ops.plans import NO_ALIAS as _NO_ALIAS, OVERLAP as _OVERLAP, SAME_VIEW as _SAME_VIEW
 from ..ops.plans import NUMPY_SCALAR_TYPES as _NUMPY_SCALARS
 from ..ops.plans import input_key as _input_key, param_key as _param_key
+from . import fp_errors as _fp
 from . import gpu as _gpu
 from . import lazy as _lazy
 from . import segment as _segment
@@ -34,6 +35,10 @@ _WRITE_INPLACE = [OpReq.WRITE_INPLACE]
 _SCALARS = (bool, int, float, complex)
 _KEY_SCALARS = frozenset(_SCALARS) | _NUMPY_SCALARS  # keyed by their type (or value)
 _np_ndarray = np.ndarray
+# NumPy's error state: read at the push (one get, one lookup), applied where the op runs
+_fp_get, _fp_states, _fp_new = _fp.get_state, _fp.STATES, _fp.new_state
+_fp_set, _fp_reset = _fp.set_state, _fp.reset_state
+_fp_messages, _fp_kept = _fp.MESSAGES, _fp.KEPT
 
 # ---------------------------------------------------------------- operands and invoke
 def as_operand(value, ctx, numpy_scalars=False):
@@ -121,15 +126,16 @@ def _describe(inputs, outputs):
 class _Run:
     """What a worker runs for one op: the op's plan on the arrays' memory."""
 
-    __slots__ = ("plan", "inputs", "outputs", "req", "params", "cast_into")
+    __slots__ = ("plan", "inputs", "outputs", "req", "params", "cast_into", "fp")
 
-    def __init__(self, plan, inputs, outputs, req, params, cast_into):
+    def __init__(self, plan, inputs, outputs, req, params, cast_into, fp):
         self.plan = plan
         self.inputs = inputs
         self.outputs = outputs
         self.req = req
         self.params = params
         self.cast_into = cast_into
+        self.fp = fp  # the NumPy error state of its push (fp_errors.py)
 
     def describe(self):
         """Profiler arguments (called only by a run hook)."""
@@ -137,11 +143,20 @@ class _Run:
 
     def __call__(self, run_ctx):
         stream = run_ctx.stream
-        if stream is not None:  # a GPU op: its memory is taken and used on its stream
-            with stream:
-                self._run(run_ctx, _gpu.xp(run_ctx.ctx))
-        else:
-            self._run(run_ctx, np)
+        fp = self.fp
+        token = _fp_set(fp.run_state)
+        try:
+            if stream is not None:  # a GPU op: its memory is taken and used on its stream
+                with stream:
+                    self._run(run_ctx, _gpu.xp(run_ctx.ctx))
+            else:
+                self._run(run_ctx, np)
+        finally:
+            _fp_reset(token)
+        if _fp_kept:
+            _fp.inherit(self.inputs, self.outputs)
+        if _fp_messages:
+            _fp.collect(fp, self.outputs)
 
     def _run(self, run_ctx, xp):
         args = []
@@ -172,10 +187,12 @@ class _BoundRun:
     buffer is taken then), so the views are taken there and the worker only calls the plan's
     run."""
 
-    # reads, writes (chunks), name: what a segment needs of it; origin: set when gathered
-    __slots__ = ("run", "args", "outs", "req", "params", "reads", "writes", "name", "origin")
+    # reads, writes (chunks), name: what a segment needs of it; origin: set when gathered;
+    # fp: the NumPy error state of its push (fp_errors.py)
+    __slots__ = ("run", "args", "outs", "req", "params", "reads", "writes", "name", "origin",
+                 "fp")
 
-    def __init__(self, run, args, outs, req, params, reads, writes, name):
+    def __init__(self, run, args, outs, req, params, reads, writes, name, fp):
         self.run = run
         self.args = args
         self.outs = outs
@@ -184,13 +201,23 @@ class _BoundRun:
         self.reads = reads
         self.writes = writes
         self.name = name
+        self.fp = fp
 
     def describe(self):
         """Profiler arguments (called only by a run hook)."""
         return _describe(self.args, self.outs)
 
-    def __call__(self, run_ctx):
-        self.run(self.args, self.outs, self.req, self.params)
+    def __call__(self, run_ctx):  # pushed alone (a gathered one runs in its window's op)
+        fp = self.fp
+        token = _fp_set(fp.run_state)
+        try:
+            self.run(self.args, self.outs, self.req, self.params)
+        finally:
+            _fp_reset(token)
+        if _fp_kept:
+            _fp.inherit(self.reads, self.writes)
+        if _fp_messages:
+            _fp.collect(fp, self.writes)
 
 
 def _aliases(inputs, out):
@@ -398,7 +425,8 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
                 else:
                     small = False
     if small and cast_into is None and device == "cpu":
-        run = _BoundRun(plan.run, args, outs, req, params, reads, writes, op.name)
+        run = _BoundRun(plan.run, args, outs, req, params, reads, writes, op.name,
+                        _fp_states.get(_fp_get()) or _fp_new())  # NumPy's error state
         if gathering and not extra_writes and not overwrites:
             _segment.append(engine, ctx, run, outputs, out is None, bulk_size)
             return outputs
@@ -411,7 +439,8 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
                            out is None)):
         return outputs  # recorded in this thread's lazy window (lazy.py): fused at its flush
     else:
-        run = _Run(plan, inputs, outputs, req, params, cast_into)
+        run = _Run(plan, inputs, outputs, req, params, cast_into,
+                   _fp_states.get(_fp_get()) or _fp_new())  # NumPy's error state
         # a CPU op whose arrays are all under lazy.INLINE_ELEMENTS runs in the pushing thread
         # when its inputs are ready (the engine's ASYNC placement, as for small arrays and
         # lazy windows of that size). Measured on 2 cores: a worker running such an op (64K
@@ -455,5 +484,8 @@ def waitall():
     """Block until every pushed operation has finished; raise the first unseen error. Every
     thread's gathered ops (segment.py) are pushed first."""
     _segment.flush_all()
-    _engine_mod.get().wait_for_all()
+    try:
+        _engine_mod.get().wait_for_all()
+    finally:  # the FP reports of every op that ran (fp_errors.py), then the first error
+        _fp.surface_all()
 

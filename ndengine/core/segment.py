@@ -15,6 +15,14 @@ hold ``WINDOW_BYTES``, or sooner when something needs its results or its place i
   the window first. Each chunk the window touches carries a mark (``chunk.window``);
 * another engine or context; a fork (before it); interpreter exit.
 
+Back-pressure. A window's op stands for its ops: its engine ``work`` is their count (a lazy
+window's weighs their sizes too, lazy.py), so the engine's bound on pending work holds however
+the ops were gathered. A window is pushed under its segment's lock, which other threads need to
+flush it, so that push never sleeps in back-pressure (engine/pressure.py): the owner waits for
+room before it flushes a full window, with the lock released (``flush_full``), and any other
+thread's flush (a reader's) pushes at once. The owner's other flushes are followed by one of its
+throttled pushes, or, for a lazy window, by its next op's wait for room (lazy.py).
+
 Semantics are those of pushing each op. The window's op reads the vars its ops read and none
 writes, and writes every var they write, so the engine orders it as it would order them. It is
 a TOLERANT engine op: it runs even when one of its vars failed, and applies the engine's
@@ -65,12 +73,15 @@ import threading
 
 from .. import engine as _engine_mod
 from ..engine import FnProperty
+from . import fp_errors as _fp
 from .array import NDArray
 
 __all__ = ["append", "flush_before", "flush_touching", "flush_marked", "flush_own", "flush_all",
-           "flush_window", "thread_segment", "open_window_locked", "flush_locked", "WindowBase"]
+           "flush_window", "thread_segment", "open_window_locked", "flush_locked", "WindowBase",
+           "flush_full"]
 
 _ASYNC = FnProperty.ASYNC
+_fp_kept, _fp_messages = _fp.KEPT, _fp.MESSAGES
 _READ, _WRITE = "read", "write"  # a chunk's role in a window (one it made: a count)
 _CLOSED = "closed"  # a released window's ``bulk``
 # A window is pushed once the arrays its ops made hold this many bytes: the pool buffers of
@@ -153,13 +164,14 @@ class Window(WindowBase):
 class _Bulk:
     """The engine op of a flushed window: its ops in push order (see the module docstring)."""
 
-    __slots__ = ("engine", "ctx", "nodes", "reads", "writes", "ran", "name", "origin")
+    __slots__ = ("engine", "ctx", "nodes", "reads", "writes", "ran", "name", "origin", "work")
     prop = _ASYNC  # tiny ops: run in the pushing thread when ready
 
     def __init__(self, window, reads, writes):
         self.engine = window.engine
         self.ctx = window.ctx
         self.nodes = nodes = window.nodes
+        self.work = len(nodes)  # the engine's back-pressure counts each tiny op
         self.reads = tuple(reads)
         self.writes = tuple(writes)
         self.ran = False
@@ -176,14 +188,28 @@ class _Bulk:
         self.ran = True
         engine = self.engine
         check = engine.any_failed(self.reads) or engine.any_failed(self.writes)
-        for node in self.nodes:
-            if check and engine.inherit_failure(_vars(node.reads), _vars(node.writes)):
-                continue  # skipped, its outputs failed, exactly as the op alone would be
-            try:
-                node.run(node.args, node.outs, node.req, node.params)  # node(run_ctx), inlined
-            except Exception as exc:  # noqa: BLE001 - kept on this op's outputs, as alone
-                engine.fail_part(_vars(node.writes), exc, node.name, node.origin)
-                check = True
+        fp = token = None  # NumPy's error state: set once per run of ops pushed under one
+        try:
+            for node in self.nodes:
+                if check and engine.inherit_failure(_vars(node.reads), _vars(node.writes)):
+                    continue  # skipped, its outputs failed, exactly as the op alone would be
+                if node.fp is not fp:
+                    if token is not None:
+                        _fp.reset_state(token)
+                    fp = node.fp
+                    token = _fp.set_state(fp.run_state)
+                try:
+                    node.run(node.args, node.outs, node.req, node.params)  # node(run_ctx)
+                except Exception as exc:  # noqa: BLE001 - kept on this op's outputs, as alone
+                    engine.fail_part(_vars(node.writes), exc, node.name, node.origin)
+                    check = True
+                if _fp_kept:
+                    _fp.inherit(node.reads, node.writes)
+                if _fp_messages:
+                    _fp.collect(fp, node.writes, node.origin)
+        finally:
+            if token is not None:
+                _fp.reset_state(token)
 
 
 def _vars(chunks):
@@ -232,8 +258,17 @@ def append(engine, ctx, run, outputs, fresh, bulk_size):
                 role = roles[chunk]
                 if type(role) is int:
                     roles[chunk] = role + 1
-        if len(nodes) >= bulk_size or window.nbytes > WINDOW_BYTES:
-            _flush_locked(segment)
+        full = len(nodes) >= bulk_size or window.nbytes > WINDOW_BYTES
+    if full:
+        flush_full(window)
+
+
+def flush_full(window):
+    """The owner of ``window``, which took its last op: wait for room in the engine
+    (back-pressure), then push it, unless another thread did meanwhile. The segment's lock is
+    not held while waiting, so a reader can flush the window and read at once."""
+    window.engine.wait_for_room()
+    flush_window(window)
 
 
 def thread_segment():
@@ -328,7 +363,8 @@ def _flush_locked(segment):
             window.bulk = bulk = window.seal()
         if bulk is not None:  # (None: a lazy window none of whose results is alive)
             window.engine.push_sync(bulk, window.ctx, bulk.reads, bulk.writes, bulk.prop, 0,
-                                    bulk.name, bulk.describe, bulk.origin, (), True)
+                                    bulk.name, bulk.describe, bulk.origin, (), True, bulk.work,
+                                    False)  # under the lock: no back-pressure (see above)
         window.pushed = True
     # Closed in this order, so that an interrupt between two steps leaves nothing that can
     # gather into a pushed window: the segment forgets it first (marks naming it are then

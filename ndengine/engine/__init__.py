@@ -13,7 +13,8 @@ vars allow and in push order where they conflict::
 Every engine takes the same calls:
 
     push_sync(fn, ctx, const_vars=(), mutable_vars=(), prop=NORMAL, priority=0, name=None,
-              info=None, origin=None, overwrites=())      (push_async: fn(run_ctx, on_complete))
+              info=None, origin=None, overwrites=(), tolerant=False, work=1, throttle=True)
+                                                          (push_async: fn(run_ctx, on_complete))
         info        profiler arguments for the run hook, or a callable returning them: a
                     hook calls it after the op ran (recording.py), so describing an op costs
                     nothing while no profiler is on.
@@ -25,9 +26,17 @@ Every engine takes the same calls:
         overwrites  a subset of mutable_vars that the op overwrites completely (it must not
                     also read them). An op whose failed vars are all in ``overwrites`` (and
                     which reads no failed var) runs, and when it succeeds their error is gone.
+        work        the queued work the op stands for (default 1; a window of ops pushed
+                    as one gives more): back-pressure bounds the pending work, not the count
+                    of ops (NDENGINE_MAX_PENDING, pressure.py); ``throttle=False`` skips that
+                    wait, for a push made under a lock: the caller then calls
+                    ``wait_for_room()`` once it released the lock.
     wait_for_var(var), wait_for_all()
         An error raised by wait_for_var is not raised again by wait_for_all. A wait cut short
         by Ctrl-C raises KeyboardInterrupt with a note on how many ops are still queued.
+    read_and_wait(fn, ctx, var, prop=ASYNC, name=None)
+        Run fn(run_ctx), reading var, and wait for it: the wait ends once the ops pushed on var
+        before it finished and it ran (not those other threads push meanwhile).
     cancel_pending() -> int
         Drop every op pushed so far that has not started; their outputs fail with `Cancelled`
         at the next wait. Returns about how many were dropped. ``cancel()`` below does it on
@@ -56,13 +65,15 @@ engine creation, naming the variable (config.py).
 Modules: context.py (Context, RunContext, FnProperty), var.py (the dependency algorithm),
 transitions.py (the placement transitions every engine shares: normalizing a push, running an
 op inline, the failure rule), core.py (the push path and the engine state), executor.py
-(running and completing a block), lifecycle.py (waits, cancel, deferred deletions, shutdown,
-fork), threaded.py (the pooled and per-device placements and their workers), naive.py (the
-run-in-the-pushing-thread placement), recording.py (run hooks, OpRecord), errors.py
+(running and completing a block), pressure.py (back-pressure, and the read exempt from it),
+lifecycle.py (waits, cancel, deferred deletions, shutdown, fork), threaded.py (the pooled and
+per-device placements and their workers), naive.py (the run-in-the-pushing-thread placement),
+recording.py (run hooks, OpRecord), errors.py
 (Cancelled, error notes and origins), config.py (environment variables).
 """
 import atexit
 import os
+import sys
 import threading
 import warnings
 import weakref
@@ -72,7 +83,7 @@ from .context import (Context, FnProperty, RunContext, cpu, current_context, gpu
 from .config import MAX_WORKERS, env_int
 from .errors import Cancelled, ForkedWhilePending, caller_origin
 from .core import default_stream_factory
-from .lifecycle import fail_forked_vars
+from .lifecycle import fail_forked_vars, unraised_report
 from .naive import NaiveEngine
 from .recording import OpRecord, Recorder
 from .threaded import ThreadedEngine, ThreadedEnginePerDevice, ThreadedEnginePooled
@@ -80,7 +91,7 @@ from .threaded import ThreadedEngine, ThreadedEnginePerDevice, ThreadedEnginePoo
 __all__ = ["create", "get", "set_engine", "cancel", "Context", "cpu", "gpu",
            "current_context", "set_default_context", "RunContext", "FnProperty", "OpRecord", "Recorder", "NaiveEngine",
            "ThreadedEnginePooled", "ThreadedEnginePerDevice", "KINDS", "default_stream_factory",
-           "Cancelled", "ForkedWhilePending", "caller_origin", "MAX_WORKERS"]
+           "Cancelled", "ForkedWhilePending", "caller_origin", "MAX_WORKERS", "hold_across_fork"]
 
 KINDS = {
     "NaiveEngine": NaiveEngine,
@@ -96,7 +107,17 @@ _global_lock = threading.Lock()
 
 def create(kind, **options):
     """A new, independent engine. ``kind`` is one of KINDS; options: num_cpu_workers,
-    num_gpu_workers, num_copy_workers, stream_factory(ctx, is_copy), max_pending."""
+    num_gpu_workers, num_copy_workers, stream_factory, max_pending.
+
+    ``stream_factory(ctx, is_copy)`` makes the stream of one GPU worker (default: CuPy's, or
+    a fake GPU's ``devices.FakeStream``). The stream protocol, what the engine calls on it:
+    ``record()`` returns an event recorded after the work queued on the stream so far, whose
+    ``synchronize()`` blocks the host until that work has run; ``wait_event(event)`` makes
+    work queued afterwards wait for the event; ``synchronize()`` blocks the host until all
+    its work has run. ``with stream:`` (CuPy's "current stream") is what array ops use.
+    A factory that is not callable, or a class lacking a method, raises TypeError here; a
+    stream lacking one raises TypeError naming it when the factory makes it, at the push
+    that starts the worker's pool, before any op runs on it."""
     try:
         cls = KINDS[kind]
     except KeyError:
@@ -162,44 +183,80 @@ def set_engine(engine):
 
 @atexit.register
 def _finish_at_exit():
-    # Pending work finishes before the interpreter goes: no lost writes. Errors nobody waited
-    # for stay unraised, as at any other time; the workers are daemons, so nothing can hang on
-    # them once the work is done.
+    # Pending work finishes before the interpreter goes: no lost writes; the workers are
+    # daemons, so nothing can hang on them once the work is done. Then the failures no wait
+    # raised (what waitall would raise) are reported on stderr, one line each, as Python
+    # reports an exception raised in a thread or an asyncio task's exception never retrieved:
+    # the exit status stays the script's own.
     for engine in list(_engines):
         try:
             engine.notify_shutdown()
-        except BaseException:  # noqa: B902 - exit must stay quiet
+            for line in unraised_report(engine.take_unraised_errors()):
+                print(line, file=sys.stderr)
+        except BaseException:  # noqa: B902 - exit must not fail
             pass
 
 
-# Fork (lifecycle.py, "Fork", says what the child gets). One fork at a time; every engine
-# waits for the work pushed before the fork, then holds its lock across it. The engines of the
-# fork are remembered, so the after-fork handlers release exactly the locks taken.
+# Fork (lifecycle.py, "Fork", says what the child gets). One fork at a time. Every engine first
+# waits for the work the forking thread pushed, then the locks of ``hold_across_fork`` are
+# taken, then every engine's lock: the waited-for work may need those locks, and a handler of
+# their own (run in reverse registration order, so in an order that depends on imports) would
+# hold them during the wait. The engines of the fork are remembered, so the after-fork handlers
+# release exactly the locks taken.
 _fork_lock = threading.Lock()
 _forking = []
+_held_across_fork = []  # (acquire, release), in registration order
+_gave_up_waiting = []  # engines whose fork wait stopped before the forking thread's work ended
+
+
+def hold_across_fork(acquire, release):
+    """Have the engine's fork handler call ``acquire()`` after it waited for the forking
+    thread's work, and ``release()`` after the fork, in the parent and in the child. For a lock
+    that ops may need and that must not be held by another thread in the child (Numba's
+    compiler lock): an ``os.register_at_fork`` handler of its own could hold it while the
+    engine waits for an op that needs it, and the fork would never return."""
+    _held_across_fork.append((acquire, release))
 
 
 def _before_fork():
     _fork_lock.acquire()
     _forking[:] = list(_engines)
+    _gave_up_waiting[:] = [engine for engine in _forking if not engine._wait_before_fork()]
+    for acquire, _ in _held_across_fork:
+        acquire()
     for engine in _forking:
-        engine._before_fork()
+        engine._lock_for_fork()
+
+
+def _release_held_across_fork():
+    for _, release in reversed(_held_across_fork):
+        release()
 
 
 def _after_fork_in_parent():
     for engine in _forking:
         engine._after_fork_in_parent()
+    _release_held_across_fork()
     _forking.clear()
+    gave_up, _gave_up_waiting[:] = list(_gave_up_waiting), []
     _fork_lock.release()
+    for engine in gave_up:
+        warnings.warn(
+            f"os.fork() went on after the ops this thread pushed on {engine!r} made no "
+            f"progress for {engine.FORK_STALL_SECONDS} s (blocked on a lock that a fork "
+            "handler holds?); in the child their outputs raise ForkedWhilePending. Wait for "
+            "them (ndengine.waitall()) before forking", RuntimeWarning, stacklevel=2)
 
 
 def _after_fork_in_child():
     global _global_lock, _fork_lock
     _global_lock = threading.Lock()
     _fork_lock = threading.Lock()
+    _gave_up_waiting.clear()
     had_pending = False
     for engine in _forking:
         had_pending |= bool(engine._after_fork_in_child())
+    _release_held_across_fork()
     _forking.clear()
     if had_pending:
         fail_forked_vars()

@@ -4,7 +4,9 @@ a ValueError that names the variable, never a failed op later.
 NDENGINE_ENGINE_TYPE           one of engine.KINDS (default ThreadedEnginePerDevice)
 NDENGINE_CPU_WORKER_NTHREADS   workers per CPU pool: an integer >= 1 (default: the core count)
 NDENGINE_GPU_WORKER_NTHREADS   workers per GPU compute pool: an integer >= 1 (default 2)
-NDENGINE_MAX_PENDING           back-pressure bound on pending ops: an integer >= 1 (10000)
+NDENGINE_MAX_PENDING           back-pressure bound on pending work, in ops (a window of
+                               ops pushed as one counts its members, each by its size):
+                               an integer >= 1 (10000)
 NDENGINE_FULL_STACKS           1: errors note the whole stack of the push, not just its line
 
 Worker counts above MAX_WORKERS (4 per core, at least 64) are lowered to it with a

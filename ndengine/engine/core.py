@@ -31,13 +31,17 @@ or on the NaiveEngine at the next push or wait). Waits: lifecycle.py.
 
 Engine state, field by field (all guarded by ``_lock``, except as noted)
     _pending         blocks pushed and not finished (WAIT markers excluded).
+    _pending_work    the work those blocks stand for (``OprBlock.work``): what back-pressure
+                     bounds (pressure.py).
     _pending_now     ops running inline without a block (``_run_now``).
-    _max_pending     push blocks, while more are pending, until ``_resume_at`` or fewer remain.
+    _max_pending     back-pressure (``wait_for_room``): a push made while this much work or
+                     more is pending waits until ``_resume_at`` or less remains.
     _bulk_size       how many tiny ops a pushing thread may gather into one push (``bulk_size``;
                      read without the lock).
     _sleepers        locks of threads sleeping in a wait, in back-pressure or in a fork; a
-                     completion releases them all when the engine goes idle, when ``_pending``
-                     reaches ``_resume_at``, while ``_forking``, or always on the NaiveEngine.
+                     completion releases them all when the engine goes idle, when
+                     ``_pending_work`` falls to ``_resume_at``, while ``_forking``, or always
+                     on the NaiveEngine.
     _errors          (exception, traceback) of failed ops that no wait or push has raised yet,
                      in the order they failed; a wait or push that raises one removes it.
     _pools           ctx -> [pool or None per FnProperty], filled lazily by ``_select_pool``
@@ -68,6 +72,8 @@ from .config import env_int, worker_count
 from .context import Context, FnProperty, RunContext
 from .errors import resolve_origin
 from .bulk import BulkMixin
+from .pressure import PressureMixin
+from .devices import check_stream, checked_stream_factory
 from .devices import stream_factory as _devices_stream_factory
 from .executor import ExecutorMixin, failure_of
 from .lifecycle import POLL, LifecycleMixin, Operator, tls
@@ -102,7 +108,7 @@ def default_stream_factory(ctx, is_copy):
     return _devices_stream_factory(ctx, is_copy)
 
 
-class EngineCore(ExecutorMixin, LifecycleMixin, BulkMixin):
+class EngineCore(ExecutorMixin, LifecycleMixin, BulkMixin, PressureMixin):
     """The machinery every engine shares; a subclass is a placement policy: ``_make_pool``
     (where a ready block runs) and ``_inline_all`` (run every op in the pushing thread)."""
 
@@ -117,7 +123,7 @@ class EngineCore(ExecutorMixin, LifecycleMixin, BulkMixin):
             "num_cpu_workers")
         self.num_gpu_workers = worker_count(num_gpu_workers, "num_gpu_workers")
         self.num_copy_workers = worker_count(num_copy_workers, "num_copy_workers")
-        self.stream_factory = stream_factory or default_stream_factory
+        self.stream_factory = checked_stream_factory(stream_factory, default_stream_factory)
         if max_pending is None:
             max_pending = env_int("NDENGINE_MAX_PENDING", 10000, minimum=1)
         if isinstance(max_pending, bool) or not isinstance(max_pending, int) or max_pending < 1:
@@ -134,6 +140,7 @@ class EngineCore(ExecutorMixin, LifecycleMixin, BulkMixin):
     def _init_state(self):
         self._lock = threading.Lock()
         self._pending = 0
+        self._pending_work = 0
         self._pending_now = 0
         self._sleepers = []
         self._errors = []
@@ -215,13 +222,15 @@ class EngineCore(ExecutorMixin, LifecycleMixin, BulkMixin):
 
     # ---------------------------------------------------------------- pushing
     def push_sync(self, fn, ctx, const_vars=(), mutable_vars=(), prop=NORMAL, priority=0,
-                  name=None, info=None, origin=None, overwrites=(), tolerant=False):
+                  name=None, info=None, origin=None, overwrites=(), tolerant=False, work=1,
+                  throttle=True):
         """Push fn(run_ctx). ``origin``: where the push came from, named in the note of its
         error; ``overwrites``: written vars the op overwrites completely; ``info``: profiler
         arguments, or a callable giving them, called only by a run hook (see push docs in
         engine/__init__.py); ``tolerant``: the op runs even when a var it uses failed, unless it was
         cancelled: it handles failures per part itself (``any_failed``, ``inherit_failure``,
-        ``fail_part``; core/segment.py)."""
+        ``fail_part``; core/segment.py); ``work``: the queued work it stands for (see
+        ``_pending_work``); ``throttle=False``: no back-pressure wait (pressure.py)."""
         if self._deferred:
             self._flush_deferred()
         if overwrites:
@@ -232,9 +241,11 @@ class EngineCore(ExecutorMixin, LifecycleMixin, BulkMixin):
         if (prop is ASYNC or self._inline_all) and self._run_now(
                 fn, ctx, const_vars, mutable_vars, name, info, origin):
             return
-        self._push_block(OprBlock(fn, False, ctx, const_vars, mutable_vars, prop, priority,
-                                  next(self._seq), name, info, TOLERANT if tolerant else OP,
-                                  None, False, resolve_origin(origin), overwrites))
+        block = OprBlock(fn, False, ctx, const_vars, mutable_vars, prop, priority,
+                         next(self._seq), name, info, TOLERANT if tolerant else OP, None, False,
+                         resolve_origin(origin), overwrites)
+        block.work = work
+        self._push_block(block, throttle)
 
     def push_async(self, fn, ctx, const_vars=(), mutable_vars=(), prop=NORMAL, priority=0,
                    name=None, info=None, origin=None, overwrites=()):
@@ -247,31 +258,33 @@ class EngineCore(ExecutorMixin, LifecycleMixin, BulkMixin):
                                   next(self._seq), name, info, OP, None, False,
                                   resolve_origin(origin), overwrites))
 
-    def _push_block(self, block):
+    def _push_block(self, block, throttle=True, then_wait=False):
+        """Push ``block``, after the back-pressure wait unless ``throttle`` is False.
+        ``then_wait`` (a block that reads one var, ``read_and_wait``): unless the block runs
+        inline here, a WAIT marker on its var is queued right behind it in the same locked
+        step; returns the marker's waiter, or None."""
         if not isinstance(block.ctx, Context):
             raise TypeError(f"ctx must be a Context such as cpu(0), got {block.ctx!r}")
-        run_inline = blocked = False
+        if throttle and self._pending_work >= self._max_pending:
+            self.wait_for_room()  # read without the lock: a few pushes racing past is harmless
+        run_inline = False
+        waiter = None
         pusher = _this_pusher()
         try:
-            while True:
-                with self._lock:
-                    # over the limit, a push waits until the pending ops fall to _resume_at
-                    limit = self._resume_at + 1 if blocked else self._max_pending
-                    if self._pending < limit or self._in_op():
-                        if self._stopped:
-                            raise RuntimeError(
-                                "the engine was shut down; no more ops can be pushed")
-                        pools = self._pools.get(block.ctx)
-                        pool = pools[block.prop] if pools is not None else None
-                        if pool is None:  # first use: start it here (a missing CuPy raises)
-                            pool = self._select_pool(block)
-                        block.pool = pool
-                        block.pusher = pusher
-                        run_inline = self._push_locked(block)
-                        break
-                    sleeper = self._new_sleeper()  # back-pressure: wait for room
-                    blocked = True
-                sleeper.acquire(timeout=POLL)
+            with self._lock:
+                if self._stopped:
+                    raise RuntimeError("the engine was shut down; no more ops can be pushed")
+                pools = self._pools.get(block.ctx)
+                pool = pools[block.prop] if pools is not None else None
+                if pool is None:  # first use: start it here (a missing CuPy raises)
+                    pool = self._select_pool(block)
+                block.pool = pool
+                block.pusher = pusher
+                run_inline = self._push_locked(block)
+                if then_wait and not run_inline:  # (inline: over when this returns)
+                    marker = self._wait_marker(block.const_vars[0])
+                    self._push_locked(marker)
+                    waiter = marker.waiter
             if run_inline:
                 self._run_inline(block)
         except KeyboardInterrupt:
@@ -286,6 +299,7 @@ class EngineCore(ExecutorMixin, LifecycleMixin, BulkMixin):
             raise
         if self._inline_all:
             self._run_until_done(block)  # naive.py: runs it here if it was not ready
+        return waiter
 
     def _push_locked(self, block):
         """With the lock held: the whole push of ``block``, finished even if interrupted.
@@ -318,6 +332,7 @@ class EngineCore(ExecutorMixin, LifecycleMixin, BulkMixin):
         if block.stage == num_vars:
             if block.kind is not WAIT:
                 self._pending += 1
+                self._pending_work += block.work
                 block.pusher.pending += 1
                 if block.opr is not None:
                     block.opr.num_pending += 1
@@ -349,7 +364,7 @@ class EngineCore(ExecutorMixin, LifecycleMixin, BulkMixin):
             start = _perf_ns()
         try:
             with self._lock:
-                if self._pending >= self._max_pending or self._stopped \
+                if self._pending_work >= self._max_pending or self._stopped \
                         or not claim_inline(reads, writes):
                     return False
                 self._pending_now += 1
@@ -488,6 +503,8 @@ class EngineCore(ExecutorMixin, LifecycleMixin, BulkMixin):
         if ctx.device_type != "gpu":
             return RunContext(ctx, None)
         stream = self.stream_factory(ctx, is_copy)
+        check_stream(stream, f"the stream {stream!r} made by stream_factory "
+                             f"{self.stream_factory!r}")
         self._streams.append(stream)  # one C call: wait_for_all synchronises them
         return RunContext(ctx, stream)
 

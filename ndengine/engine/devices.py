@@ -36,7 +36,7 @@ import threading
 
 __all__ = ["DeviceSync", "FakeStream", "FakeEvent", "use_fake_gpus", "fake_gpu_count",
            "is_fake", "check", "stream_factory", "current_stream", "order_on", "record_on",
-           "sync_host", "device_count"]
+           "sync_host", "device_count", "STREAM_METHODS", "check_stream", "checked_stream_factory"]
 
 _VARIABLE = "NDENGINE_FAKE_GPUS"
 
@@ -170,6 +170,42 @@ class FakeStream:
 
     def __exit__(self, *exc):
         _current.stack.pop()
+
+
+# The stream protocol: what the engine calls on a stream that a ``stream_factory`` made.
+STREAM_METHODS = {
+    "record": "record() -> an event recorded after the work queued so far, whose "
+              "synchronize() blocks the host until that work has run",
+    "wait_event": "wait_event(event): work queued afterwards waits for the event",
+    "synchronize": "synchronize(): block the host until all work queued so far has run",
+}
+
+
+def check_stream(stream, what):
+    """Raise TypeError naming the methods of the stream protocol that ``stream`` (a stream, or
+    the class of the streams) lacks; ``what`` says what it is, for the message."""
+    missing = [name for name in STREAM_METHODS if not callable(getattr(stream, name, None))]
+    if missing:
+        raise TypeError(
+            f"{what} lacks the stream method{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(missing)}; a stream needs " + "; ".join(STREAM_METHODS.values()))
+
+
+def checked_stream_factory(factory, default):
+    """``factory`` (None: ``default``) if it can make streams: a callable
+    ``factory(ctx, is_copy)`` returning a new stream for one worker on the GPU ``ctx``
+    (``is_copy``: for a copy worker), called when that worker's pool starts. A class is
+    checked here, at the engine's creation; any other factory's streams as it makes them
+    (``check_stream``: TypeError at the push that started the pool, before any op used it)."""
+    if factory is None:
+        return default
+    if not callable(factory):
+        raise TypeError(f"stream_factory must be a callable (ctx, is_copy) -> stream, "
+                        f"got {factory!r}")
+    if isinstance(factory, type):
+        check_stream(factory, f"stream_factory {factory.__name__} (a class: its instances "
+                              "are the streams)")
+    return factory
 
 
 def stream_factory(ctx, is_copy):

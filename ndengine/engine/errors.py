@@ -16,6 +16,9 @@
   (``origin=caller_origin``): the engine calls it only when it must, in the pushing thread: at
   the push of an op that is queued, at the failure of one run at once (the tiny-op path and the
   NaiveEngine), so a tiny op that succeeds pays nothing.
+* `running_origin`: from inside a running op, the origin of that op (its block's, or the
+  pushing thread's user frame); `origin_location`: an origin as (filename, line), for a
+  warning attributed to the user's line.
 """
 import concurrent.futures
 import os
@@ -24,7 +27,8 @@ import traceback
 from types import CodeType
 
 __all__ = ["Cancelled", "ForkedWhilePending", "interrupted", "record_failure", "caller_origin",
-           "describe_origin", "resolve_origin", "NOTE_PREFIX"]
+           "describe_origin", "resolve_origin", "running_origin", "origin_location",
+           "NOTE_PREFIX"]
 
 NOTE_PREFIX = "raised by "
 _ENGINE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -126,6 +130,36 @@ def _strip_chain(exc):
                       + "".join(traceback.format_tb(chained.__traceback__)).rstrip())
             chained.__traceback__ = None
         chained = chained.__cause__ or chained.__context__
+
+
+def running_origin():
+    """From inside an op's function: the origin of the op running in this thread (for a
+    report the op makes while it runs). A block run by the executor (a worker, or a thread
+    running queued blocks) has its origin resolved at its push; an op run at its push in the
+    pushing thread has the user's frame above it. Walks frames: call it on a rare path only."""
+    frame = _getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "_execute" and code.co_filename == _EXECUTOR_FILE:
+            block = frame.f_locals.get("block")
+            return None if block is None else block.origin
+        frame = frame.f_back
+    return caller_origin(1)
+
+
+def origin_location(origin):
+    """(filename, line) of ``origin`` (see `describe_origin`), or None when it names none
+    (no origin, or a whole formatted stack)."""
+    origin = resolve_origin(origin)
+    if origin is None or isinstance(origin, str):
+        return None
+    filename, line = origin
+    if isinstance(filename, CodeType):
+        filename, line = filename.co_filename, _line_at(filename, line)
+    return filename, line
+
+
+_EXECUTOR_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "executor.py")
 
 
 def _full_stack(frame):

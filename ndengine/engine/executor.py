@@ -273,6 +273,7 @@ class ExecutorMixin:
                 self._pending_now -= 1
             else:
                 self._pending -= 1
+                self._pending_work -= block.work
                 block.pusher.pending -= 1
                 opr = block.opr
                 if opr is not None:
@@ -280,9 +281,12 @@ class ExecutorMixin:
                     if opr.deleted and opr.num_pending == 0:
                         opr.fn = None
             block.done = num_vars + 2
+        # back-pressure sleepers wake when this completion took the pending work down to
+        # _resume_at or below (a block of more work than 1 may step over it)
         if self._sleepers and (self._pending + self._pending_now == 0
-                               or self._pending == self._resume_at or self._forking
-                               or self._inline_all):
+                               or self._pending_work <= self._resume_at
+                               < self._pending_work + block.work
+                               or self._forking or self._inline_all):
             self._wake_sleepers()
         return self._finish_ready(ready, pool) if ready else None
 

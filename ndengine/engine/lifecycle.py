@@ -23,7 +23,9 @@ there (``_flush_deferred``).
 
 Fork. Before a fork the engine waits for the blocks the forking thread pushed (and so for
 everything they depend on): the child sees their results. It does not wait for other threads,
-which may push forever; it then holds its lock across the fork. The child keeps every var and
+which may push forever, nor for blocks that stop making progress (``FORK_STALL_SECONDS``: one
+blocked on a lock that another library's fork handler holds); it then holds its lock across
+the fork (engine/__init__.py orders the handlers). The child keeps every var and
 its error, starts new pools lazily, and drops what was still pending: a var that an op still
 pending at the fork (queued, running on a worker or in another thread) was to write fails with
 `ForkedWhilePending`; vars only read become idle. Pending deletions are dropped too (their
@@ -40,10 +42,11 @@ import time
 from .context import Context, FnProperty, RunContext
 from .devices import sync_host
 from .executor import synchronize
-from .errors import ForkedWhilePending, record_failure
+from .errors import NOTE_PREFIX, ForkedWhilePending, record_failure
 from .var import DELETE, WAIT, OprBlock, ThreadedVar
 
-__all__ = ["LifecycleMixin", "Operator", "tls", "POLL", "DELETE_PRIORITY", "fail_forked_vars"]
+__all__ = ["LifecycleMixin", "Operator", "tls", "POLL", "DELETE_PRIORITY", "fail_forked_vars",
+           "unraised_report"]
 
 POLL = 0.05  # seconds between re-checks of a sleeping wait
 DELETE_PRIORITY = 1 << 30  # above any priority a user gives
@@ -123,12 +126,28 @@ class LifecycleMixin:
         try:
             with self._lock:
                 if not var.is_idle():
-                    waiter = threading.Lock()
-                    waiter.acquire()
-                    marker = OprBlock(None, False, None, (), (var,), 0, 0, 0,
-                                      "wait_for_var", None, WAIT)
-                    marker.waiter = waiter
+                    marker = self._wait_marker(var)
+                    waiter = marker.waiter
                     self._push_locked(marker)
+        except KeyboardInterrupt as exc:
+            self._note_queued(exc)
+            raise
+        self._finish_wait(waiter, var)
+
+    @staticmethod
+    def _wait_marker(var):
+        """A WAIT marker writing ``var``: once pushed, it is granted, and releases its
+        ``waiter`` (a lock held until then), when every op pushed on var before it finished."""
+        waiter = threading.Lock()
+        waiter.acquire()
+        marker = OprBlock(None, False, None, (), (var,), 0, 0, 0, "wait_for_var", None, WAIT)
+        marker.waiter = waiter
+        return marker
+
+    def _finish_wait(self, waiter, var):
+        """Sleep until ``waiter`` (a pushed marker's, or None) is released; then raise the
+        error of a failed write to ``var``."""
+        try:
             if waiter is not None:
                 if self._inline_all:
                     while not waiter.acquire(timeout=POLL):
@@ -187,6 +206,14 @@ class LifecycleMixin:
     def _drain(self):
         """Wait for all pending work without raising or forgetting errors."""
         self._wait_idle()
+
+    def take_unraised_errors(self):
+        """The errors of failed ops that no wait or push has raised yet (what wait_for_all
+        would raise first), oldest first, each once; forgets them."""
+        with self._lock:
+            entries, self._errors = self._errors, []
+        unique = {id(error): error for error, _ in entries}
+        return list(unique.values())
 
     def _queued_estimate(self):
         """About how many pushed ops have not started (pending, less the busy workers)."""
@@ -292,24 +319,41 @@ class LifecycleMixin:
                     pool.num_idle -= 1
                     pool.wakeups.put(None)
 
-    def _before_fork(self):
+    FORK_STALL_SECONDS = 5.0  # a fork's wait gives up after this long without progress
+
+    def _wait_before_fork(self):
         """Wait for the blocks this thread pushed (not for other threads, which may push
-        forever), then hold the lock across the fork. Never raises: os.fork would go on
-        without the lock."""
+        forever), while they make progress: a block blocked on a lock that another fork handler
+        holds (a library's, run before this one) would never finish, so after
+        ``FORK_STALL_SECONDS`` without one finishing the fork goes on without them (the child
+        fails their outputs with ForkedWhilePending). Returns False when it gave up. Never
+        raises: os.fork would go on regardless."""
         pusher = tls.pusher
-        if tls.engine is not self and pusher is not None:
-            try:
-                while True:
-                    with self._lock:
-                        if pusher.pending <= 0:
-                            break
-                        self._forking = True
-                        sleeper = self._new_sleeper()
-                    sleeper.acquire(timeout=POLL)
-            except BaseException:  # noqa: B902 - Ctrl-C: fork with what is finished
-                pass
+        if tls.engine is self or pusher is None:
+            return True
+        try:
+            left = pusher.pending
+            deadline = time.monotonic() + self.FORK_STALL_SECONDS
+            while True:
+                with self._lock:
+                    if pusher.pending <= 0:
+                        return True
+                    if pusher.pending < left:
+                        left = pusher.pending
+                        deadline = time.monotonic() + self.FORK_STALL_SECONDS
+                    elif time.monotonic() > deadline:
+                        return False
+                    self._forking = True
+                    sleeper = self._new_sleeper()
+                sleeper.acquire(timeout=POLL)
+        except BaseException:  # noqa: B902 - Ctrl-C: fork with what is finished
+            return True
+        finally:
+            self._forking = False
+
+    def _lock_for_fork(self):
+        """Hold the lock across the fork (after ``_wait_before_fork``)."""
         self._lock.acquire()
-        self._forking = False
 
     def _after_fork_in_parent(self):
         self._lock.release()
@@ -346,3 +390,23 @@ def fail_forked_vars():
         obj.pending_write = None
         obj.num_pending_reads = 0
         obj.queue = None
+
+
+UNRAISED_REPORT_LINES = 20  # at most this many lines, then how many more
+
+
+def unraised_report(errors):
+    """One line per error of ``errors`` (from ``take_unraised_errors``): its type, the first
+    line of its message and its "raised by OP, pushed at FILE:LINE" note."""
+    lines = []
+    for error in errors[:UNRAISED_REPORT_LINES]:
+        notes = [note for note in getattr(error, "__notes__", None) or ()
+                 if isinstance(note, str) and note.startswith(NOTE_PREFIX)]
+        message = str(error).strip().splitlines()
+        lines.append(f"ndengine: an op failed and no wait raised its error"
+                     f"{f' ({notes[0]})' if notes else ''}: {type(error).__name__}"
+                     f"{f': {message[0]}' if message else ''}")
+    if len(errors) > UNRAISED_REPORT_LINES:
+        lines.append(f"ndengine: ... and {len(errors) - UNRAISED_REPORT_LINES} more failed "
+                     "ops that no wait raised")
+    return lines

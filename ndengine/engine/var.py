@@ -55,6 +55,8 @@ OprBlock, field by field
     done               completion progress: 0 until its outcome is recorded, then one more per
                        var completed, then one more once the engine's counters were updated.
     last_grant         the var that last granted it a queued access (see complete_write).
+    work               how much queued work it stands for, in the units back-pressure bounds
+                       (core.py ``_pending_work``): 1 for one op; a window of ops gives more.
 
 Interrupt safety. Ctrl-C raises KeyboardInterrupt in the main thread between two bytecodes,
 but only at a few of them: a function's entry, a backward jump, and right after a call into C.
@@ -192,7 +194,7 @@ class OprBlock:
     __slots__ = ("fn", "is_async", "ctx", "const_vars", "mutable_vars", "overwrites", "prop",
                  "priority", "seq", "name", "info", "origin", "wait", "kind", "opr",
                  "profiling", "waiter", "pool", "pusher", "stage", "done", "last_grant",
-                 "error")
+                 "error", "work")
 
     def __init__(self, fn, is_async, ctx, const_vars, mutable_vars, prop, priority, seq, name,
                  info=None, kind=OP, opr=None, profiling=False, origin=None, overwrites=()):
@@ -219,6 +221,7 @@ class OprBlock:
         self.done = 0
         self.last_grant = None
         self.error = None
+        self.work = 1
 
     def __repr__(self):
         return (f"<OprBlock {self.name or getattr(self.fn, '__name__', '?')} on {self.ctx} "

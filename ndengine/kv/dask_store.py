@@ -301,16 +301,21 @@ def launch(client, fn, *args, workers=None, **kwargs):
     """Run ``fn(*args, **kwargs)`` once on each dask worker (``workers``: addresses; default
     every worker now), as kv ranks 0 .. n-1 in address order: inside it, ``create('dask')``
     needs no arguments. Returns the futures, in rank order (``client.gather`` them). Each
-    launch gets a store name of its own."""
+    launch gets a store name of its own. A rank whose worker leaves the cluster before its
+    function returns fails with WorkerLost (server.py), as the others' waits on it do."""
     addresses = sorted(workers if workers is not None
                        else client.scheduler_info(n_workers=-1)["workers"])
     if not addresses:
         raise ValueError("launch: the cluster has no workers")
-    name = f"launch-{uuid.uuid4().hex[:12]}"
+    launch_id = uuid.uuid4().hex[:12]
+    name = f"launch-{launch_id}"
+    # the server fails the task of a rank whose worker leaves (dask would keep it waiting for
+    # that worker forever): it must be on the scheduler before any worker can leave
+    client.run_on_scheduler(_server.install)
     # cloudpickle, not the task's pickle: it honours register_pickle_by_value, so a function
     # of a module the workers cannot import can still be launched
     pickled_fn = cloudpickle.dumps(fn)
     return [client.submit(_run_as_rank, pickled_fn, rank, len(addresses), name, args, kwargs,
-                          key=f"ndengine-kv-{name}-rank{rank}", workers=[address],
+                          key=_server.launch_key(launch_id, rank), workers=[address],
                           allow_other_workers=False, pure=False, retries=0)
             for rank, address in enumerate(addresses)]

@@ -45,13 +45,23 @@ from distributed.diagnostics.plugin import SchedulerPlugin
 from distributed.protocol import pickle as _pickle
 from distributed.protocol.serialize import ToPickle
 
-__all__ = ["install", "Server", "EXTENSION"]
+from .base import WorkerLost
+
+__all__ = ["install", "Server", "EXTENSION", "launch_key"]
 
 EXTENSION = "ndengine_kv"
 # RPC name -> method (``leave``, not ``close``: SchedulerPlugin.close is the plugin's own hook)
 HANDLERS = {"register": "register", "init": "init", "push": "push", "pull": "pull",
             "pushpull": "pushpull", "updater": "updater", "barrier": "barrier",
             "close": "leave"}
+
+
+LAUNCH_KEY_PREFIX = "ndengine-kv-launch-"
+
+
+def launch_key(launch_id, rank):
+    """The dask key of one rank's task of a launch (dask_store.launch)."""
+    return f"{LAUNCH_KEY_PREFIX}{launch_id}-rank{rank}"
 
 
 def install(dask_scheduler=None):
@@ -155,8 +165,30 @@ class Server(SchedulerPlugin):
         if len(store.gone) >= store.num_workers and set(store.gone) >= set(store.members):
             del self.stores[store.name]  # everyone left: the name can start afresh
 
-    def remove_worker(self, scheduler=None, worker=None, **kwargs):
+    def remove_worker(self, scheduler=None, worker=None, stimulus_id=None, **kwargs):
         self._left(lambda member: member[0] == worker, f"its worker {worker} left the cluster")
+        self._fail_launched_ranks(scheduler or self.scheduler, worker,
+                                  stimulus_id or f"ndengine-kv-worker-left-{time.time()}")
+
+    @staticmethod
+    def _fail_launched_ranks(scheduler, worker, stimulus_id):
+        """A launched rank's task may run only on its worker (dask_store.launch): once that
+        worker left, dask keeps it unrunnable ("no-worker") until a worker of that address
+        comes back, which never happens, and a gather of the launch never returns. Each such
+        task fails here with WorkerLost naming its rank (what the other ranks' waits raise)."""
+        for task in list(scheduler.unrunnable):
+            key = task.key
+            if not (isinstance(key, str) and key.startswith(LAUNCH_KEY_PREFIX)
+                    and task.worker_restrictions == {worker} and not task.loose_restrictions):
+                continue
+            rank = key.rsplit("-rank", 1)[1]
+            error = WorkerLost(f"ndengine.kv launch: rank {rank}'s worker {worker} left the "
+                               "cluster before its function returned")
+            recommendations = scheduler.transition(
+                key, "erred", stimulus_id=stimulus_id, cause=key,
+                exception=_pickle.dumps(error), traceback=None, exception_text=repr(error),
+                traceback_text="")
+            scheduler.transitions(recommendations, stimulus_id=stimulus_id)
 
     def remove_client(self, scheduler=None, client=None, **kwargs):
         self._left(lambda member: member[1] == client,

@@ -13,7 +13,8 @@ from ..engine import Context, current_context
 from ..ops.creation import scalar_param
 from ..ops.dtypes import check_scalar_fits
 from ..ops.shapes import check_shape as _shape
-from ..core import NDArray, from_numpy as _from_numpy, invoke, new_array as _new_array
+from ..core import COPY_REFUSED, NDArray, from_numpy as _from_numpy, invoke
+from ..core import new_array as _new_array
 from ..core import tape as _tape
 
 __all__ = ["array", "asarray", "ascontiguousarray", "copy", "zeros", "ones", "full", "empty",
@@ -83,11 +84,6 @@ def _order(order, ndim=2, permitted="CFAK"):
     return code
 
 
-_NO_COPY = ("Unable to avoid copy while creating an array as requested.\nIf using "
-            "`np.array(obj, copy=False)` replace it with `np.asarray(obj)` to allow a copy "
-            "when needed.")
-
-
 def array(obj, dtype=None, *, copy=True, order="K", ndmin=0, ctx=None):
     """An NDArray holding ``obj`` (nested lists, scalars, NumPy arrays, NDArrays); dtypes as
     NumPy infers them (Python floats give float64). NumPy's argument order:
@@ -105,11 +101,11 @@ def array(obj, dtype=None, *, copy=True, order="K", ndmin=0, ctx=None):
             target = obj.context if ctx is None else Context(ctx)
             dtype = obj.dtype if dtype is None else ops.check_dtype(dtype)
             if copy is not None and (target != obj.context or dtype != obj.dtype):
-                raise ValueError(_NO_COPY)
+                raise ValueError(COPY_REFUSED)
             result = obj.as_in_context(target).astype(dtype, copy=False)
     else:
         if copy is False:
-            raise ValueError(_NO_COPY)  # ndengine's memory is its own: a copy, always
+            raise ValueError(COPY_REFUSED)  # ndengine's memory is its own: a copy, always
         dtype = None if dtype is None else ops.check_dtype(dtype)
         values = np.asarray(obj, dtype=dtype)
         _order(order, values.ndim)

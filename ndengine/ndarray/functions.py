@@ -5,6 +5,8 @@ the few functions whose parameters are their own are families (``add_family``) w
 caller each, below.  ``allclose`` and ``array_equal`` return a Python bool, as NumPy's do:
 they push their op and wait for its one-element result.
 """
+import operator
+
 import numpy as np
 
 from .. import ops
@@ -202,5 +204,16 @@ def broadcast_to(x, shape):
     """A new array holding ``x`` broadcast to ``shape`` (a copy, unlike numpy's read-only
     view, so writes to it never alias)."""
     x = _as_operand(x, None) if not isinstance(x, NDArray) else x
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    return invoke(ops.get("copy"), [x], {"shape": shape})[0]
+    return invoke(ops.get("copy"), [x], {"shape": _broadcast_shape(shape)})[0]
+
+
+def _broadcast_shape(shape):
+    """numpy.broadcast_to's reading of ``shape`` (its iterator's), with its errors: entries
+    that are integers (a float, even of an integral value, or a bool is a TypeError)."""
+    shape = tuple(shape) if np.iterable(shape) else (shape,)
+    if any(isinstance(n, (bool, np.bool_)) for n in shape):
+        raise TypeError("an integer is required")
+    shape = tuple(operator.index(n) for n in shape)
+    if any(n < 0 for n in shape):
+        raise ValueError("all elements of broadcast shape must be non-negative")
+    return shape

@@ -26,6 +26,7 @@ import sys
 import numpy as np
 
 from ..core import NDArray
+from ..ops.dtypes import ObjectDtypeError
 
 __all__ = ["array_function", "FlatIterator", "install"]
 
@@ -101,7 +102,10 @@ def array_function(self, func, types, args, kwargs):
         return NotImplemented  # another library's arrays: let it (or NumPy) decide
     implementation = _implementation(func)
     if implementation is not None and _takes(implementation, args, kwargs):
-        return implementation(*args, **kwargs)
+        try:
+            return implementation(*args, **kwargs)
+        except ObjectDtypeError:
+            pass  # an argument NumPy makes an object array of (None, say): NumPy's function
     name = func.__name__
     if name in _METADATA:
         return func._implementation(*args, **kwargs)
@@ -221,8 +225,7 @@ class FlatIterator:
         return self.base.flatten()
 
     def __array__(self, dtype=None, copy=None):
-        values = self.base.asnumpy().reshape(-1)
-        return values if dtype is None else values.astype(dtype, copy=False)
+        return self.base.__array__(dtype, copy).reshape(-1)  # NDArray's protocol: a copy
 
 
 def _get_flat(self):

@@ -13,8 +13,9 @@ import numpy as np
 
 from .. import ops
 from ..ops import elementwise
+from ..ops.numpy_ops import stand_in
 from ..ops.plans import NUMPY_SCALAR_TYPES
-from ..core import NDArray, as_operand as _as_operand, invoke
+from ..core import NDArray, as_operand as _as_operand, from_numpy, invoke
 from .ufuncs import apply_op, array_ufunc, context_of, defers_to, output_array
 
 __all__ = ["module_function", "add_family", "BINARY_OPERATORS", "UNARY_OPERATORS",
@@ -38,12 +39,16 @@ REDUCTIONS = ("sum", "mean", "max", "min", "prod", "argmax", "argmin", "std", "v
 _OPERANDS = frozenset((bool, int, float, NDArray)) | NUMPY_SCALAR_TYPES
 
 
-def _binary(op_name):
+def _binary(op_name, stem):
     # Looked up per call (a user may replace an op), and every line here is paid per tiny op.
+    python_operator = getattr(operator, stem if stem not in ("and", "or") else stem + "_")
+
     def forward(self, other):
         if type(other) not in _OPERANDS:
             if defers_to(other):  # a dask array, say: its reflected operator runs
                 return NotImplemented
+            if other is None:
+                return _with_none(python_operator, self, None)
             other = _as_operand(other, self.context)
         return invoke(ops.get(op_name), [self, other])[0]
 
@@ -51,16 +56,35 @@ def _binary(op_name):
         if type(other) not in _OPERANDS:
             if defers_to(other):
                 return NotImplemented
+            if other is None:
+                return _with_none(python_operator, None, self)
             other = _as_operand(other, self.context)
         return invoke(ops.get(op_name), [other, self])[0]
 
     def in_place(self, other):
         if type(other) not in _OPERANDS:
+            if other is None:
+                return _with_none(getattr(operator, f"i{stem}"), self, None)
             other = _as_operand(other, self.context)
         invoke(ops.get(op_name), [self, other], out=self)
         return self
 
     return forward, reflected, in_place
+
+
+def _with_none(python_operator, left, right):
+    """``python_operator(left, right)``, one of them None and the other an NDArray, as NumPy
+    computes it (its object loop): == and != compare each element with None (False and
+    True); the other operators raise NumPy's error, which NumPy gives here for a stand-in
+    of the array's shape and dtype (no memory, no data: the error comes from its first
+    element, or its dtype). An empty array's object result is refused (ndengine has no
+    object dtype)."""
+    array = left if right is None else right
+    if python_operator in (operator.eq, operator.ne):
+        return from_numpy(np.full(array.shape, python_operator is operator.ne), array.context)
+    probe = stand_in(array, writeable=True)  # writeable: x += None raises NumPy's cast error
+    result = python_operator(probe, None) if right is None else python_operator(None, probe)
+    return from_numpy(result, array.context)
 
 
 def _unary(op_name):
@@ -118,12 +142,16 @@ def _divmod(self, other):
     if type(other) not in _OPERANDS:
         if defers_to(other):
             return NotImplemented
+        if other is None:
+            return _with_none(divmod, self, None)
         other = _as_operand(other, self.context)
     return tuple(invoke(ops.get("divmod"), [self, other]))
 
 
 def _rdivmod(self, other):
     if type(other) not in _OPERANDS:
+        if other is None:
+            return _with_none(divmod, None, self)
         other = _as_operand(other, self.context)
     return tuple(invoke(ops.get("divmod"), [other, self]))
 
@@ -131,14 +159,14 @@ def _rdivmod(self, other):
 def _install_methods():
     NDArray.__divmod__, NDArray.__rdivmod__ = _divmod, _rdivmod
     for stem, op_name in BINARY_OPERATORS.items():
-        forward, reflected, in_place = _binary(op_name)
+        forward, reflected, in_place = _binary(op_name, stem)
         if stem == "pow":
             forward, in_place = _power(forward, in_place)
         setattr(NDArray, f"__{stem}__", forward)
         setattr(NDArray, f"__r{stem}__", reflected)
         setattr(NDArray, f"__i{stem}__", in_place)
     for stem, op_name in COMPARISONS.items():
-        setattr(NDArray, f"__{stem}__", _binary(op_name)[0])
+        setattr(NDArray, f"__{stem}__", _binary(op_name, stem)[0])
     for stem, op_name in UNARY_OPERATORS.items():
         setattr(NDArray, f"__{stem}__", _unary(op_name))
     for op_name in REDUCTIONS:
@@ -226,15 +254,29 @@ def _call_where(op, args):
     return apply_op(op, list(args.values()), {}, None)
 
 
+_BLAS_DTYPES = frozenset(np.dtype(code) for code in "fdFD")
+
+
 def _call_dot(op, args):
+    # numpy.dot makes arrays of its operands first: a Python scalar is a strong operand
     a, b, out = args["a"], args["b"], output_array(args["out"], "dot")
-    if out is not None:
-        ctx = context_of((a, b), out)
-        [(shape, dtype)] = op.infer(_as_operand(a, ctx), _as_operand(b, ctx))
-        if (out.dtype != dtype or out.shape != shape
-                or out.strides != _c_strides(out.shape, out.dtype.itemsize)):
-            raise ValueError("output array is not acceptable (must have the right datatype, "
-                             "number of dimensions, and be a C-Array)")
+    if out is None:
+        return apply_op(op, [a, b], {}, None, as_arrays=True)
+    ctx = context_of((a, b), out)
+    a, b = (v if isinstance(v, NDArray) else _as_operand(np.asarray(v), ctx) for v in (a, b))
+    [(shape, dtype)] = op.infer(a, b)
+    if (not a.ndim or not b.ndim) and not (dtype in _BLAS_DTYPES and a.ndim <= 2
+                                           and b.ndim <= 2):
+        # NumPy's dot of a 0-d operand, outside its BLAS path, is multiply(a, b, out): out
+        # is cast to and broadcast into as a ufunc's out is
+        return registered_function("multiply")(a, b, out=out)
+    # NumPy's dot also refuses an out of the other spelling of the same dtype (int64: 'l'
+    # or 'q'); ndengine accepts it: an NDArray's spelling may be an earlier call's, whose
+    # plan served this one (plans are keyed by equal dtypes)
+    if (out.dtype != dtype or out.shape != shape
+            or out.strides != _c_strides(out.shape, out.dtype.itemsize)):
+        raise ValueError("output array is not acceptable (must have the right datatype, "
+                         "number of dimensions, and be a C-Array)")
     return apply_op(op, [a, b], {}, out)
 
 

@@ -41,12 +41,13 @@ class Row(NamedTuple):
 
 def _known(value, lists_as_intp=False):
     """A list or NumPy index array as its snapshot; None for an NDArray (read at the run).
-    ``lists_as_intp``: take and put convert a list (not an array) straight to intp, floats
-    and all (an array of floats is their TypeError)."""
+    ``lists_as_intp``: take and put convert a list or a scalar, NumPy's scalars among them
+    (not an array), straight to intp, floats and all (an array of floats is their
+    TypeError)."""
     if isinstance(value, NDArray):
         return None
     known = np.array(value)
-    if lists_as_intp and not isinstance(value, (np.ndarray, np.generic)):
+    if lists_as_intp and not isinstance(value, np.ndarray):
         return known.astype(np.intp)
     return known
 
@@ -221,7 +222,8 @@ _ROWS = {
                doc=_SHAPE_READ.format("pad_width")),
     "tril": Row(np.tril, ("m",)), "triu": Row(np.triu, ("m",)), "diag": Row(np.diag, ("v",)),
     "diagonal": Row(np.diagonal, ("a",)), "trace": Row(np.trace, ("a",)),
-    "indices": Row(np.indices, result=_indices_result),
+    "indices": Row(np.indices, shape_params=("dimensions",), result=_indices_result,
+                   doc=_SHAPE_READ.format("dimensions")),
     "take": Row(np.take, ("a", "indices"), check=_TAKE_CHECK, doc=_INDEXED),
     "take_along_axis": Row(np.take_along_axis, ("arr", "indices"), check=_ALONG_CHECK,
                            doc=_INDEXED),

@@ -13,6 +13,7 @@ import numpy as np
 from ..core import NDArray, as_operand, invoke
 from ..engine import current_context
 from .. import ops
+from ..ops.numpy_ops import FrozenArray
 from .ufuncs import check_out, output_array
 
 __all__ = ["numpy_function", "numpy_signature", "method", "array_of", "operand_of", "context_of", "frozen", "read_values",
@@ -126,9 +127,10 @@ def read_values(value):
 
 
 def frozen(value):
-    """Lists and NumPy arrays as tuples (op params are keys of the plan memo)."""
+    """An op param as a key of the plan memo: lists as tuples, NumPy arrays as FrozenArrays
+    (their dtype kept: NumPy's function then converts the array as it converts it)."""
     if isinstance(value, np.ndarray):
-        value = value.tolist()
+        return FrozenArray(value)
     if isinstance(value, (list, tuple)):
         return tuple(frozen(v) for v in value)
     return value

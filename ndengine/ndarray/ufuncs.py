@@ -62,10 +62,14 @@ def check_out(out, ctx, name):
 def ufunc_out_operands(op, operands, params, out):
     """Operands whose result has ``out``'s shape: NumPy broadcasts a ufunc's inputs to its
     output's shape (never the result into a smaller out)."""
-    [(shape, dtype)] = op.infer(*operands, **params)
+    plan = op.plan(tuple(operands), params)  # op.infer, its checks of values put off
+    [(shape, dtype)] = plan.outputs
     if dtype != out.dtype and not np.can_cast(dtype, out.dtype, "same_kind"):
-        # NumPy checks the cast before the shapes (invoke raises the same error)
+        # NumPy checks the cast before the values (power's negative int exponent) and the
+        # shapes (invoke raises the same error)
         raise output_casting_error(op.name, dtype, out.dtype)
+    if plan.check is not None:
+        plan.check(operands, params)
     if shape == out.shape:
         return operands
     try:

@@ -33,9 +33,16 @@ def check_dtype(dtype) -> np.dtype:
         raise TypeError(f"ndengine does not understand dtype {dtype!r}; supported: "
                         f"{_supported_names()}") from exc
     if resolved not in SUPPORTED_DTYPES:
-        raise TypeError(f"ndengine does not support dtype {resolved}; supported: "
-                        f"{_supported_names()}")
+        error = ObjectDtypeError if resolved == object else TypeError
+        raise error(f"ndengine does not support dtype {resolved}; supported: "
+                    f"{_supported_names()}")
     return resolved
+
+
+class ObjectDtypeError(TypeError):
+    """check_dtype's TypeError for NumPy's object dtype (a None or a Python object where an
+    array is taken): NumPy's functions called with NDArrays then run NumPy's own code
+    (ndarray/interop.py)."""
 
 
 def _supported_names() -> str:

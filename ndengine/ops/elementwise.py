@@ -31,6 +31,7 @@ from .caching import cached_property
 from .dtypes import (EXTENDED_DTYPES, check_dtype, check_scalar_fits, int_bounds,
                      is_array_spec, promotion_operand, result_type)
 from .deferred_loops import bind as bind_deferred, deferred_kernels
+from .fp_status import reports_fp_errors
 from .elementwise_run import (NUMPY_BINARY, NUMPY_UNARY, array_converter, flat_run,
                               general_run, nothing_run, numpy_loops, numpy_typed_loops,
                               scalar_converter, ufunc_run)
@@ -58,7 +59,13 @@ INPLACE_NUMPY_ELEMENTS = 4096
 
 @functools.lru_cache(maxsize=4096)
 def _resolve_with_ufunc(ufunc: np.ufunc, operands: tuple) -> tuple:
-    return ufunc.resolve_dtypes(operands + (None,) * ufunc.nout)
+    resolved = ufunc.resolve_dtypes(operands + (None,) * ufunc.nout)
+    if resolved[0] == object and all(operand is int for operand in operands):
+        # NumPy compares Python ints alone in its object loop (ints of any size): ndengine,
+        # without an object dtype, compares them as int64 (the same result; an int beyond
+        # int64's range is refused, as an int64 operand's would be)
+        resolved = ufunc.resolve_dtypes((np.dtype(int),) * len(operands) + (None,) * ufunc.nout)
+    return resolved
 
 
 @functools.lru_cache(maxsize=1024)
@@ -211,6 +218,13 @@ class ElementwiseSpec:
         return (self.scalar is not None and self.is_its_ufunc
                 and self.ufunc.nout == 1 and type(self).plan_loops is ElementwiseSpec.plan_loops)
 
+    @cached_property
+    def fp_name(self):
+        """The ufunc name its compiled loops' FP flags are reported for, as NumPy's loop of
+        the op reports them; None where NumPy never reports any (fp_status)."""
+        name = self.ufunc.__name__ if self.is_its_ufunc else self.name
+        return name if reports_fp_errors(name) else None
+
     @property
     def is_its_ufunc(self) -> bool:
         """Whether the op is its ufunc: NumPy's function of its name, or ``runs_ufunc``."""
@@ -308,7 +322,7 @@ class ElementwiseSpec:
         if run is None:
             loops = (self.extended_loops if computes_in_extended(computation, out_dtype)
                      else self.general_loops)
-            run = general_run(loops, computation, self.wrap_scalars)
+            run = general_run(loops, computation, self.wrap_scalars, name=self.fp_name)
         check = self.input_check(inputs, computation, shape)
         return run if check is None else _with_input_check(run, check)
 
@@ -321,18 +335,22 @@ class ElementwiseSpec:
             if is_array_spec(value) and not isinstance(value, np.generic):
                 value_shape = shape_of(value)
                 count = math.prod(value_shape)
-                if count == size and is_c_contiguous(value):
+                if count == 1 and not 0 < len(value_shape) == len(shape):
+                    kinds.append(_ONE)  # broadcast (or 0-d): NumPy's stride 0, its scalar loop
+                elif count == size and is_c_contiguous(value):
                     kinds.append(_FULL)
                 elif count == 1:
-                    kinds.append(_FULL if size == 1 else _ONE)
+                    kinds.append(_ONE)
                 else:
                     return None  # broadcasting or strides: the general run
                 converters.append(array_converter(dtype, np.dtype(value.dtype) != dtype,
                                                   len(value_shape) != 1))
             else:  # a weak Python scalar or a NumPy scalar (strong, 0-d)
-                kinds.append(_FULL if size == 1 else _ONE)
+                kinds.append(_ONE)
                 converters.append(scalar_converter(
                     dtype, self.wrap_scalars and not isinstance(value, np.generic)))
+        if _FULL not in kinds:  # every operand one element: the first runs as the array
+            kinds[0] = _FULL
         loops, parallel = self.plan_loops(computation, out_dtype), use_parallel(size)
         loop = _pick_loop(loops, kinds, parallel)
         if loop is None:
@@ -347,7 +365,7 @@ class ElementwiseSpec:
                 slot = [numpy_loop]  # in place (x -= y): see INPLACE_NUMPY_ELEMENTS
             else:
                 slot = bind_deferred(loop, numpy_loop, (*computation, out_dtype))
-        return flat_run(slot, converters, len(shape) != 1)
+        return flat_run(slot, converters, len(shape) != 1, self.fp_name)
 
     def register(self, kind: str) -> Operator:
         arity = self.arity

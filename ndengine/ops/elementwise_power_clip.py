@@ -21,7 +21,8 @@ from .caching import cached_property
 from .deferred_loops import bind, deferred_kernels
 from .dtypes import check_scalar_fits, int_bounds, is_array_spec, result_type
 from .elementwise import ElementwiseSpec, _is_weak_int, computes_in_extended, spec
-from .elementwise_run import nothing_run, quiet_call
+from .elementwise_run import nothing_run
+from .fp_status import report as report_fp_flags
 from .outputs import single_output, write_with_req
 from .parallel import split_run, use_parallel
 from .plans import OpReq, is_c_contiguous
@@ -67,11 +68,11 @@ def numpy_power_loops(fallback: ek.LoopKernels) -> ek.LoopKernels:
         return dtype in floats and x.dtype == dtype and y.dtype == dtype
 
     def power_pair(x, y, out):
-        quiet_call(power, x, y, out=out)
+        power(x, y, out=out)
 
     def serial(x, y, out):
         if is_float(x, y, out):
-            quiet_call(power, x, y, out=out)
+            power(x, y, out=out)
         else:
             fallback.serial(x, y, out)
 
@@ -91,14 +92,16 @@ def numpy_power_loops(fallback: ek.LoopKernels) -> ek.LoopKernels:
                 return
             unary = _POWER_FAST_EXPONENTS.get(float(y[0]))
             if type(unary) is str:
-                unary_slot(unary, out.dtype, parallel_run)[0](x, out)
+                flags = unary_slot(unary, out.dtype, parallel_run)[0](x, out)
+                if flags:  # x ** 2 as square's loop: NumPy reports it as power's
+                    report_fp_flags(flags, "power")
                 return
             if unary is not None:
                 def run(xs, outs):
-                    quiet_call(unary, xs, out=outs)
+                    unary(xs, out=outs)
             else:
                 def run(xs, outs):
-                    quiet_call(power, xs, y, out=outs)
+                    power(xs, y, out=outs)
             if parallel_run:
                 split_run(run, (x, out))
             else:
@@ -113,9 +116,9 @@ def numpy_power_loops(fallback: ek.LoopKernels) -> ek.LoopKernels:
             if not is_float(x, y, out):
                 numba_loop(x, y, out)
             elif parallel_run:
-                split_run(lambda ys, outs: quiet_call(power, x, ys, out=outs), (y, out))
+                split_run(lambda ys, outs: power(x, ys, out=outs), (y, out))
             else:
-                quiet_call(power, x, y, out=out)
+                power(x, y, out=out)
         return loop
 
     return ek.LoopKernels(serial, parallel, array_scalar(False), array_scalar(True),
@@ -283,10 +286,10 @@ class ClipSpec(ElementwiseSpec):
 
             def compute(target):
                 if split and target.flags.c_contiguous:
-                    split_run(lambda xs, outs: quiet_call(clip, xs, *bounds, out=outs),
+                    split_run(lambda xs, outs: clip(xs, *bounds, out=outs),
                               (x.reshape(-1), target.reshape(-1)))
                 else:
-                    quiet_call(clip, x, *bounds, out=target)
+                    clip(x, *bounds, out=target)
             if plain:
                 compute(outputs[0])
             else:

@@ -19,9 +19,8 @@ A plan's run is one of three kinds (``ElementwiseSpec.make_run`` picks it, once 
 Transcendental ops call NumPy.  Numba here has no SVML, so its exp/log/sin/... loops are
 scalar libm calls, while NumPy 2 ships SIMD loops for them: 3-30x faster per core
 (``bench/unary_ufuncs.py``).  For the (op, dtype) pairs in ``NUMPY_UNARY`` the 1-D "loop" is
-the ufunc with ``out=`` (sigmoid: four ufuncs in place), floating-point errors ignored as in
-the Numba loops; NumPy releases the GIL inside, so engine workers still run in parallel, and
-a large call is split over the cores by ``parallel.split_run``.
+the ufunc with ``out=`` (sigmoid: four ufuncs in place); NumPy releases the GIL inside, so
+engine workers still run in parallel, and a large call is split over the cores by ``parallel.split_run``.
 """
 from __future__ import annotations
 
@@ -31,6 +30,8 @@ import numpy as np
 
 from . import elementwise_kernels as ek
 from .dtypes import check_scalar_fits
+from .fp_status import make_state, reset_state, set_state
+from .fp_status import report as report_fp_flags
 from .outputs import detach_overlapping, single_output, write_with_req
 from .parallel import split_run, use_parallel
 from .plans import OpReq
@@ -42,12 +43,17 @@ _asarray = np.asarray
 
 # ------------------------------------------------------------------ the general driver
 
-def run_loops(loops: ek.LoopKernels, operands: list, out: np.ndarray) -> None:
-    """Fill ``out`` with f(*operands); operands already have the computation dtype."""
+def run_loops(loops: ek.LoopKernels, operands: list, out: np.ndarray, name=None) -> None:
+    """Fill ``out`` with f(*operands); operands already have the computation dtype. ``name``:
+    the ufunc whose FP errors a compiled loop's flags report (None: not reported)."""
     if out.size == 0:
         return
-    if out.flags.c_contiguous and _run_contiguous(loops, operands, out):
-        return
+    if out.flags.c_contiguous:
+        flags = _run_contiguous(loops, operands, out)
+        if flags is not False:
+            if flags and name is not None:
+                report_fp_flags(flags, name)
+            return
     iterator = np.nditer(
         operands + [out],
         flags=["external_loop", "buffered", "zerosize_ok", "grow_inner"],
@@ -55,12 +61,16 @@ def run_loops(loops: ek.LoopKernels, operands: list, out: np.ndarray) -> None:
         + [["writeonly", "contig", "aligned", "no_broadcast"]],
         buffersize=_CHUNK_ELEMENTS,
     )
+    flags = 0
     with iterator:
         for chunks in iterator:
-            loops.serial(*chunks)
+            flags |= loops.serial(*chunks) or 0
+    if flags and name is not None:
+        report_fp_flags(flags, name)
 
 
-def _run_contiguous(loops, operands, out) -> bool:
+def _run_contiguous(loops, operands, out):
+    """The loop's FP flags (None from NumPy's loops), or False: not run (not contiguous)."""
     flat_out = out.reshape(-1)
     size = out.size
     parallel = use_parallel(size)
@@ -70,18 +80,15 @@ def _run_contiguous(loops, operands, out) -> bool:
 
     if all(full(x) for x in operands):
         kernel = loops.parallel if parallel else loops.serial
-        kernel(*[x.reshape(-1) for x in operands], flat_out)
-        return True
+        return kernel(*[x.reshape(-1) for x in operands], flat_out)
     if len(operands) == 2:
         x, y = operands
         if full(x) and y.size == 1:
             kernel = loops.parallel_array_scalar if parallel else loops.serial_array_scalar
-            kernel(x.reshape(-1), y.reshape(1), flat_out)
-            return True
+            return kernel(x.reshape(-1), y.reshape(1), flat_out)
         if x.size == 1 and full(y):
             kernel = loops.parallel_scalar_array if parallel else loops.serial_scalar_array
-            kernel(x.reshape(1), y.reshape(-1), flat_out)
-            return True
+            return kernel(x.reshape(1), y.reshape(-1), flat_out)
     return False
 
 
@@ -95,8 +102,9 @@ def as_operand(value, dtype: np.dtype, *, wrap_scalars=False) -> np.ndarray:
     return np.asarray(value, dtype=dtype)
 
 
-def general_run(loops, computation, wrap_scalars, check_operands=None):
-    """The general run: casts, broadcasting, strided outputs, overlap copies, ADD_TO."""
+def general_run(loops, computation, wrap_scalars, check_operands=None, name=None):
+    """The general run: casts, broadcasting, strided outputs, overlap copies, ADD_TO.
+    ``name``: the ufunc the loops' FP flags are reported for (None: not reported)."""
     def run(inputs, outputs, req, params):
         out, r = single_output(outputs, req)
         if r is OpReq.NULL:
@@ -107,18 +115,18 @@ def general_run(loops, computation, wrap_scalars, check_operands=None):
             check_operands(operands)
         if r is not OpReq.ADD_TO:
             operands = detach_overlapping(operands, [out])
-        write_with_req(out, r, lambda target: run_loops(loops, operands, target))
+        write_with_req(out, r, lambda target: run_loops(loops, operands, target, name))
     return run
 
 
 def ufunc_run(ufunc, computation, wrap_scalars):
     """The run of a signature that broadcasts (or has strided operands) and casts no array:
-    ``ufunc(*operands, out=out)``, quietly, scalars converted as the general run does. Only
+    ``ufunc(*operands, out=out)``, scalars converted as the general run does. Only
     for an op whose ufunc is the op itself, so that NumPy's loop is the op's own."""
     def run(inputs, outputs, req, params):
         operands = [as_operand(v, dt, wrap_scalars=wrap_scalars)
                     for v, dt in zip(inputs, computation)]
-        quiet_call(ufunc, *operands, out=outputs[0])
+        ufunc(*operands, out=outputs[0])
     return run
 
 
@@ -159,9 +167,10 @@ def scalar_converter(dtype, wrap: bool):
     return convert
 
 
-def flat_run(slot, converters, ravel_out: bool):
+def flat_run(slot, converters, ravel_out: bool, name=None):
     """The flat run: convert the operands as planned, call the one loop planned (``slot[0]``:
-    a one-item list, so that a deferred loop can put its compiled loop there)."""
+    a one-item list, so that a deferred loop can put its compiled loop there). A compiled
+    loop returns its FP flags: reported for the ufunc ``name`` (None: not reported)."""
     if len(converters) == 1:
         (convert,) = converters
 
@@ -172,7 +181,9 @@ def flat_run(slot, converters, ravel_out: bool):
                 x = convert(x)
             if ravel_out:
                 out = out.reshape(-1)
-            slot[0](x, out)
+            flags = slot[0](x, out)
+            if flags and name is not None:
+                report_fp_flags(flags, name)
     elif len(converters) == 2 and converters[0] is None \
             and getattr(converters[1], "constants", None) is not None and not ravel_out:
         # an array and a scalar (x + 1, x * 0.5), spelled out: the scalar's 1-element array
@@ -183,7 +194,9 @@ def flat_run(slot, converters, ravel_out: bool):
         def run(inputs, outputs, req, params):
             x, y = inputs
             operand = constants.get(y)
-            slot[0](x, convert_y(y) if operand is None else operand, outputs[0])
+            flags = slot[0](x, convert_y(y) if operand is None else operand, outputs[0])
+            if flags and name is not None:
+                report_fp_flags(flags, name)
     elif len(converters) == 2:
         convert_x, convert_y = converters
 
@@ -196,44 +209,30 @@ def flat_run(slot, converters, ravel_out: bool):
                 y = convert_y(y)
             if ravel_out:
                 out = out.reshape(-1)
-            slot[0](x, y, out)
+            flags = slot[0](x, y, out)
+            if flags and name is not None:
+                report_fp_flags(flags, name)
     else:
         def run(inputs, outputs, req, params):
             out = outputs[0]
             if ravel_out:
                 out = out.reshape(-1)
-            slot[0](*[v if c is None else c(v) for c, v in zip(converters, inputs)], out)
+            flags = slot[0](*[v if c is None else c(v) for c, v in zip(converters, inputs)], out)
+            if flags and name is not None:
+                report_fp_flags(flags, name)
     return run
 
 
 # ------------------------------------------------------- loops that call NumPy
 
-try:  # what np.errstate(all="ignore") sets, without rebuilding it on every call
-    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
-    _IGNORE_FP_ERRORS = _make_extobj(all="ignore")
-except Exception:  # noqa: BLE001 - private NumPy API: fall back to the public one
-    _extobj_contextvar = None
-
-
-def quiet_call(fn, *args, out):
-    """``fn(*args, out=out)`` with NumPy floating-point errors ignored (as our Numba loops
-    ignore them), whatever np.seterr / np.errstate the calling thread has."""
-    if _extobj_contextvar is None:
-        with np.errstate(all="ignore"):
-            fn(*args, out=out)
-        return
-    token = _extobj_contextvar.set(_IGNORE_FP_ERRORS)
-    try:
-        fn(*args, out=out)
-    finally:
-        _extobj_contextvar.reset(token)
-
-
 def numpy_loops(fn: Callable, arity: int = 1) -> ek.LoopKernels:
-    """1-D loops that run ``fn(*inputs, out=out)`` quietly (split over the cores in parallel).
-    Binary: a one-element operand (the array-scalar loops) is broadcast by NumPy itself."""
+    """1-D loops that run ``fn(*inputs, out=out)`` (split over the cores in parallel), under
+    the op's NumPy error state (fp_status.py: NumPy's own loops report as NumPy does).
+    Binary: the one-element operand of the array-scalar loops is handed to NumPy as a scalar,
+    so that NumPy runs its scalar loop even for a one-element output (its loops differ: float
+    fmin(0.0, -0.0) is -0.0 with a scalar -0.0, 0.0 with a one-element array)."""
     def serial(*args):
-        quiet_call(fn, *args[:-1], out=args[-1])
+        fn(*args[:-1], out=args[-1])
 
     def parallel(*args):
         split_run(serial, args)
@@ -241,14 +240,22 @@ def numpy_loops(fn: Callable, arity: int = 1) -> ek.LoopKernels:
     if arity != 2:
         return ek.LoopKernels(serial, parallel)
 
+    def serial_array_scalar(x, y, out):
+        fn(x, y[0], out=out)
+
+    def serial_scalar_array(x, y, out):
+        fn(x[0], y, out=out)
+
     def parallel_array_scalar(x, y, out):
-        split_run(lambda xs, outs: quiet_call(fn, xs, y, out=outs), (x, out))
+        b = y[0]
+        split_run(lambda xs, outs: fn(xs, b, out=outs), (x, out))
 
     def parallel_scalar_array(x, y, out):
-        split_run(lambda ys, outs: quiet_call(fn, x, ys, out=outs), (y, out))
+        a = x[0]
+        split_run(lambda ys, outs: fn(a, ys, out=outs), (y, out))
 
-    return ek.LoopKernels(serial, parallel, serial, parallel_array_scalar, serial,
-                          parallel_scalar_array)
+    return ek.LoopKernels(serial, parallel, serial_array_scalar, parallel_array_scalar,
+                          serial_scalar_array, parallel_scalar_array)
 
 
 def numpy_typed_loops(fn: Callable, dtypes, fallback: ek.LoopKernels,
@@ -279,13 +286,21 @@ def numpy_unary_loops(fn: Callable, dtypes, fallback: ek.LoopKernels) -> ek.Loop
     return numpy_typed_loops(fn, dtypes, fallback, 1)
 
 
+_QUIET = make_state(all="ignore")
+
+
 def _sigmoid_loop(x, out):
-    """1 / (1 + exp(-x)) in x's dtype, the Numba scalar's steps in the same order."""
+    """1 / (1 + exp(-x)) in x's dtype, the Numba scalar's steps in the same order. Not a
+    NumPy ufunc: like SciPy's expit it reports no FP error (exp's overflow is its answer)."""
     one = out.dtype.type(1)
-    np.negative(x, out=out)
-    np.exp(out, out=out)
-    np.add(one, out, out=out)
-    np.divide(one, out, out=out)
+    token = set_state(_QUIET)
+    try:
+        np.negative(x, out=out)
+        np.exp(out, out=out)
+        np.add(one, out, out=out)
+        np.divide(one, out, out=out)
+    finally:
+        reset_state(token)
 
 
 F32_F64 = (np.dtype(np.float32), np.dtype(np.float64))

@@ -12,11 +12,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange, types
+from numba import njit, prange, types, uintp
 from numba.extending import overload, register_jitable
 from numba.np.numpy_support import as_dtype
 
-from .elementwise_kernels import LoopKernels
+# (each loop returns its FP flags, as elementwise_kernels' loops do: see fp_flags.py)
+from .elementwise_kernels import _PARTS, LoopKernels, _combined, _part
+from .fp_flags import fp_clear, fp_flags, fp_raise_divide
 
 _JIT = dict(nogil=True, cache=True, error_model="numpy")
 _PARALLEL_JIT = dict(_JIT, parallel=True)
@@ -124,15 +126,25 @@ def _fmod(x, y):
     (zero,) = _constants(x, 0)
     if isinstance(x, types.Integer) and x.signed:
         def signed_fmod(x, y):
-            # C's remainder (the dividend's sign); 0 for y == 0 and for MIN % -1
-            if y == zero or y == -1:
+            # C's remainder (the dividend's sign); 0 for y == 0 (reported as NumPy's loop
+            # does) and for MIN % -1
+            if y == zero:
+                fp_raise_divide()
+                return zero
+            if y == -1:
                 return zero
             r = x % y  # Numba follows Python: the divisor's sign
             if r != zero and (r < zero) != (x < zero):
                 r = r - y
             return r
         return signed_fmod
-    return lambda x, y: zero if y == zero else x % y
+
+    def unsigned_fmod(x, y):
+        if y == zero:
+            fp_raise_divide()
+            return zero
+        return x % y
+    return unsigned_fmod
 
 
 def fmax(x, y):
@@ -233,13 +245,22 @@ def _right_shift(x, y):
 def unary_kernels(f) -> LoopKernels:
     @njit(**_JIT)
     def serial(x, out):
+        fp_clear()
         for i in range(out.size):
             out[i] = f(x[i])
+        return fp_flags()
 
     @njit(**_PARALLEL_JIT)
     def parallel(x, out):
-        for i in prange(out.size):
-            out[i] = f(x[i])
+        parts = _PARTS
+        raised = np.zeros(parts, np.int32)
+        for p in prange(parts):
+            fp_clear()
+            lo, hi = _part(p, parts, out.size)
+            for i in range(uintp(lo), uintp(hi)):
+                out[i] = f(x[i])
+            raised[p] = fp_flags()
+        return _combined(raised)
 
     return LoopKernels(serial, parallel)
 
@@ -247,37 +268,66 @@ def unary_kernels(f) -> LoopKernels:
 def binary_kernels(f) -> LoopKernels:
     @njit(**_JIT)
     def serial(x, y, out):
+        fp_clear()
         for i in range(out.size):
             out[i] = f(x[i], y[i])
+        return fp_flags()
 
     @njit(**_PARALLEL_JIT)
     def parallel(x, y, out):
-        for i in prange(out.size):
-            out[i] = f(x[i], y[i])
+        parts = _PARTS
+        raised = np.zeros(parts, np.int32)
+        for p in prange(parts):
+            fp_clear()
+            lo, hi = _part(p, parts, out.size)
+            for i in range(uintp(lo), uintp(hi)):
+                out[i] = f(x[i], y[i])
+            raised[p] = fp_flags()
+        return _combined(raised)
 
+    # A scalar operand is passed as a 1-element array: one type per dtype,
+    # and the loop reads it once instead of from a broadcast buffer.
     @njit(**_JIT)
     def serial_array_scalar(x, y, out):
+        fp_clear()
         b = y[0]
         for i in range(out.size):
             out[i] = f(x[i], b)
+        return fp_flags()
 
     @njit(**_PARALLEL_JIT)
     def parallel_array_scalar(x, y, out):
         b = y[0]
-        for i in prange(out.size):
-            out[i] = f(x[i], b)
+        parts = _PARTS
+        raised = np.zeros(parts, np.int32)
+        for p in prange(parts):
+            fp_clear()
+            lo, hi = _part(p, parts, out.size)
+            for i in range(uintp(lo), uintp(hi)):
+                out[i] = f(x[i], b)
+            raised[p] = fp_flags()
+        return _combined(raised)
 
     @njit(**_JIT)
     def serial_scalar_array(x, y, out):
+        fp_clear()
         a = x[0]
         for i in range(out.size):
             out[i] = f(a, y[i])
+        return fp_flags()
 
     @njit(**_PARALLEL_JIT)
     def parallel_scalar_array(x, y, out):
         a = x[0]
-        for i in prange(out.size):
-            out[i] = f(a, y[i])
+        parts = _PARTS
+        raised = np.zeros(parts, np.int32)
+        for p in prange(parts):
+            fp_clear()
+            lo, hi = _part(p, parts, out.size)
+            for i in range(uintp(lo), uintp(hi)):
+                out[i] = f(a, y[i])
+            raised[p] = fp_flags()
+        return _combined(raised)
 
     return LoopKernels(serial, parallel, serial_array_scalar, parallel_array_scalar,
                        serial_scalar_array, parallel_scalar_array)

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from .elementwise import ElementwiseSpec, resolve_like
-from .elementwise_run import as_operand, nothing_run, quiet_call
+from .elementwise_run import as_operand, nothing_run
 from .outputs import write_with_req
 from .plans import OpReq
 
@@ -58,10 +58,10 @@ class DivmodSpec(ElementwiseSpec):
         def run(inputs, outputs, req, params):
             operands = [as_operand(v, dtype) for v, dtype in zip(inputs, computation)]
             if all(r in _PLAIN_REQS for r in req):
-                quiet_call(divmod_ufunc, *operands, out=tuple(outputs))  # copes with overlap
+                divmod_ufunc(*operands, out=tuple(outputs))  # copes with overlap
                 return
             results = tuple(np.empty(out.shape, out.dtype) for out in outputs)
-            quiet_call(divmod_ufunc, *operands, out=results)
+            divmod_ufunc(*operands, out=results)
             for out, r, result in zip(outputs, req, results):
                 write_with_req(out, r, lambda target, result=result: np.copyto(target, result))
         return run

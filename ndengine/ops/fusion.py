@@ -31,6 +31,11 @@ Before anything runs, every node's per-call check (``FusedProgram.check_values``
 NumPy's error for the scalar values (a weak Python int out of range): the exception
 carries ``fusion_node``/``fusion_op``.  ``run_unfused`` and ``find_failing_node`` re-run a
 program op by op to find which op raised anything else.
+
+FP errors (NumPy's error state of the calling thread): the blocked evaluator's NumPy loops
+report by themselves; the generated kernel returns the processor's FP flags of the whole
+call, reported once the outputs are written (``fusion_fp``: each error named after the
+first op that can raise it), and a row reduction's flags as NumPy's reduce reports them.
 """
 from __future__ import annotations
 
@@ -45,6 +50,7 @@ from .fusion_blocks import PARALLEL_MIN_ELEMENTS, block_elements, cpu_count
 from .fusion_drivers import (coalesced_views, layout_of, prepare_call, reduction_exact,
                              run_elementwise, run_reduction)
 from .fusion_eval import numba_block, prepare_slots
+from .fusion_fp import culprits, report_kernel_flags
 from .fusion_rows import row_reducer
 from .fusion_program import (Const, FusedProgram, NotFusible, OpNode, ProgramBuilder, Scalar,
                              attribute)
@@ -140,17 +146,20 @@ class FusedKernel:
         slots = self._slots(values, values_key) if kernel is not None else None
         if slots is not None and evaluator == "auto" and _blocked_wins(entry):
             slots = None
+        flags = 0
         if slots is None:
             self._run_blocked(call, views, values)
             used = "blocked"
         else:
-            self._run_numba(call, views, kernel, variant, slots, threads)
+            flags = self._run_numba(call, views, kernel, variant, slots, threads)
             used = "numba"
         entry.record(used, time.perf_counter() - start, program.size)
         if (variant is not None and variant not in entry.events and evaluator == "auto"
                 and entry.calls >= compile_after
                 and (program.size >= COMPILE_MIN_ELEMENTS or entry.calls >= COMPILE_AFTER_CALLS)):
             _kernels.request(entry, variant)  # after the run: its loops are warm by now
+        if flags:
+            report_kernel_flags(flags, culprits(program))
         return outputs
 
     def _variant(self, call, views, evaluator, values):
@@ -194,29 +203,36 @@ class FusedKernel:
             run_reduction(call, views, block)
 
     def _run_numba(self, call, views, kernel, variant, slots, threads):
+        """Run the compiled kernel; returns the FP flags it raised (every block's)."""
         layout, parallel = variant
         classes = layout[1] if layout[0] == "flat" else None
+        raised = []  # the flags of the blocks that raised any (blocks run on several threads)
+
+        def block(leaves, dests, ws):
+            flags = numba_block(kernel, classes, slots, leaves, dests)
+            if flags:
+                raised.append(flags)
         r = self.program.reduction
-        if r is not None:  # big blocks: values are written once and read once
-            run_reduction(call, views, lambda leaves, dests, ws: numba_block(
-                kernel, classes, slots, leaves, dests), NUMBA_BLOCK_ELEMENTS,
-                row_reducer(r.name, r.dtype))
-            return
         _, leaves, outputs = views
-        if call.shifted:  # leaves read through per-block copies: block by block, over threads
-            run_elementwise(call, views, lambda leaves, dests, ws: numba_block(
-                kernel, classes, slots, leaves, dests), HALO_BLOCKS * block_elements(self.program))
+        if r is not None:  # big blocks: values are written once and read once
+            run_reduction(call, views, block, NUMBA_BLOCK_ELEMENTS, row_reducer(r.name, r.dtype))
+        elif call.shifted:  # leaves read through per-block copies: block by block, over threads
+            run_elementwise(call, views, block, HALO_BLOCKS * block_elements(self.program))
         elif not parallel:
-            numba_block(kernel, classes, slots, leaves, outputs)
+            raised.append(numba_block(kernel, classes, slots, leaves, outputs))
         elif threads is None:
-            run_parallel(numba_block, kernel, classes, slots, leaves, outputs)
+            raised.append(run_parallel(numba_block, kernel, classes, slots, leaves, outputs))
         else:
             previous = numba.get_num_threads()
             numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
             try:
-                numba_block(kernel, classes, slots, leaves, outputs)
+                raised.append(numba_block(kernel, classes, slots, leaves, outputs))
             finally:
                 numba.set_num_threads(previous)
+        flags = 0
+        for value in raised:
+            flags |= value
+        return flags
 
 
 def _values_key(values):

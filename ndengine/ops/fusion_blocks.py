@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import math
 import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
+
+from .parallel import HelperThreads
 
 __all__ = ["coalesce", "classify", "region_blocks", "flat_regions", "run_tasks", "Workspace",
            "BLOCK_BYTES", "BLOCK_ELEMENTS", "PARALLEL_MIN_ELEMENTS", "block_elements",
@@ -156,27 +156,7 @@ class Workspace:
         return buf[:size]
 
 
-_pool = None
-_pool_lock = threading.Lock()
-
-
-def _get_pool() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=max(1, cpu_count() - 1),
-                                       thread_name_prefix="ndengine-fusion")
-        return _pool
-
-
-def _forget_pool_in_child() -> None:
-    global _pool, _pool_lock
-    _pool = None
-    _pool_lock = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool_in_child)
+_helpers = HelperThreads("ndengine-fusion", cpu_count() - 1)
 
 
 def _run_group(group):
@@ -193,28 +173,4 @@ def run_tasks(tasks, threads: int) -> None:
         _run_group(tasks)
         return
     step = -(-len(tasks) // threads)
-    groups = [tasks[i:i + step] for i in range(0, len(tasks), step)]
-    local, pending = [groups[0]], []
-    for group in groups[1:]:
-        try:
-            pending.append((_get_pool().submit(_run_group, group), group))
-        except RuntimeError:  # interpreter shutting down: run it here
-            local.append(group)
-    error = None
-    for group in local:
-        try:
-            _run_group(group)
-        except BaseException as exc:  # noqa: BLE001 - re-raised once every group is done
-            error = error or exc
-    for future, group in pending:
-        if future.cancel():  # not started (a busy pool): run it here
-            try:
-                _run_group(group)
-            except BaseException as exc:  # noqa: BLE001
-                error = error or exc
-        else:
-            exc = future.exception()
-            if exc is not None and error is None:
-                error = exc
-    if error is not None:
-        raise error
+    _helpers.run_each(_run_group, [tasks[i:i + step] for i in range(0, len(tasks), step)])

@@ -10,6 +10,14 @@ Arguments are the leaves (``a*``: flat 1-D arrays, or broadcast n-d views), the 
 slots (``s*``: each scalar converted to the dtype its op computes in, a runtime value) and
 the destinations (``d*``: output arrays, or a reduction's scratch, cast on store).
 
+A kernel returns the processor's FP flags its elements raised, as the unfused ops' loops do
+(``fp_flags``): cleared at the start, read at the end; a parallel kernel runs a fixed count
+of contiguous parts (``elementwise_kernels``' parallel loops: the flags are per thread, the
+part's index unsigned so that LLVM vectorises), each part's flags combined. Ops NumPy never
+reports for raise none: the compare family computes with ``fusion_scalars``' quiet
+functions, and the others whose code may raise (``_FLAGS_PUT_BACK``) put back the flags
+they found.
+
 Numba's ``cache=True`` needs a real source file ("no locator available for file
 '<string>'" for exec'd code): ``load_kernel`` writes the source under the cache directory
 (``NDENGINE_CACHE_DIR``, default ``~/.cache/ndengine``, subfolder ``fusion``) in a file named
@@ -32,12 +40,13 @@ import numpy as np
 
 from . import elementwise as _elementwise
 from . import elementwise_kernels as _ek
+from . import fp_flags as _fp_flags
 from . import fusion_scalars as _fs
 from .fusion_program import Leaf, OpNode, Scalar
 
 __all__ = ["kernel_source", "load_kernel", "cache_dir", "scalar_slots", "CODEGEN_VERSION"]
 
-CODEGEN_VERSION = "2"
+CODEGEN_VERSION = "3"
 _FLOAT_KINDS = "f"
 
 
@@ -78,7 +87,20 @@ def scalar_slots(program) -> list:
     return slots
 
 
+# ops NumPy never reports for, computed by functions that raise no FP flag (fusion_scalars)
+_QUIET_SCALARS = {"maximum": "fs.numpy_maximum", "minimum": "fs.numpy_minimum",
+                  "less": "fs.quiet_less", "less_equal": "fs.quiet_less_equal",
+                  "greater": "fs.quiet_greater", "greater_equal": "fs.quiet_greater_equal",
+                  "sign": "fs.quiet_sign", "relu": "fs.quiet_relu"}
+# ops NumPy never reports for whose code may raise flags (exp's overflow in sigmoid): the
+# kernel puts back the flags it read before them
+_FLAGS_PUT_BACK = frozenset(("sigmoid",))
+
+
 def _scalar_function(name: str) -> str:
+    quiet = _QUIET_SCALARS.get(name)
+    if quiet is not None:
+        return quiet
     fn = _elementwise.spec(name).scalar
     if getattr(_ek, fn.__name__, None) is not fn:
         raise LookupError(f"{name}'s scalar function is not in elementwise_kernels")
@@ -102,7 +124,11 @@ def _node_expression(program, node: OpNode, value, slot_of) -> str:
                          for b in node.bounds)
         else:
             low, high = args[1], args[2]
-        if low is not None and high is not None:
+        if low is not None and high is not None and node.name == "clip_arrays":
+            # NumPy's clip loop for bound arrays is maximum's then minimum's (a tie of signed
+            # zeros gives the bound); for constant bounds it keeps x (numpy_clip)
+            call = f"fs.numpy_minimum(fs.numpy_maximum({args[0]}, {low}), {high})"
+        elif low is not None and high is not None:
             call = f"fs.numpy_clip({args[0]}, {low}, {high})"
         elif low is not None:
             call = f"fs.numpy_maximum({args[0]}, {low})"
@@ -121,6 +147,34 @@ def _node_expression(program, node: OpNode, value, slot_of) -> str:
     return f"np.{_dtype_name(node.dtype)}({call})"
 
 
+def _signature(program, mode, ndim, slots, dests) -> str:
+    layout_code = "C" if mode == "flat" else "A"
+    arguments = [f'nt.Array({_numba_type(leaf.dtype)}, {ndim}, "{layout_code}", readonly=True)'
+                 for leaf in program.leaves]
+    arguments += [_numba_type(dtype) for _, dtype, _ in slots]
+    arguments += [f'nt.Array({_numba_type(dtype)}, {ndim}, "{layout_code}")'
+                  for _, dtype in dests]
+    return f"nt.int32({', '.join(arguments)})"
+
+
+def _element_body(program, dests, value, slot_of, index) -> list:
+    """The statements computing one element: every op node, then the stores."""
+    body = []
+    for node_id, node in enumerate(program.nodes):
+        if not isinstance(node, OpNode):
+            continue
+        expression = _node_expression(program, node, value, slot_of)
+        if node.name in _FLAGS_PUT_BACK:
+            body += [f"f{node_id} = fp_flags()", f"v{node_id} = {expression}",
+                     f"fp_restore(f{node_id})"]
+        else:
+            body.append(f"v{node_id} = {expression}")
+        value[node_id] = f"v{node_id}"
+    for i, (node_id, dtype) in enumerate(dests):
+        body.append(f"d{i}[{index}] = {_cast(value[node_id], program.nodes[node_id].dtype, dtype)}")
+    return body
+
+
 def kernel_source(program, layout: tuple, dests: tuple, parallel: bool) -> str:
     """The module source of one kernel.  ``layout``: ("flat", classes) with a class "full"
     or "one" per leaf, or ("nd", ndim); ``dests``: (node id, dtype) per destination."""
@@ -130,32 +184,22 @@ def kernel_source(program, layout: tuple, dests: tuple, parallel: bool) -> str:
     slot_of = {(node_id, dtype): f"s{i}" for i, (node_id, dtype, _) in enumerate(slots)}
     leaf_args = [f"a{leaf.index}" for leaf in program.leaves]
     dest_args = [f"d{i}" for i in range(len(dests))]
-    signature = []
-    for leaf in program.leaves:
-        layout_code = "C" if mode == "flat" else "A"
-        signature.append(f'nt.Array({_numba_type(leaf.dtype)}, {ndim}, "{layout_code}", '
-                         f"readonly=True)")
-    signature += [_numba_type(dtype) for _, dtype, _ in slots]
-    for _, dtype in dests:
-        signature.append(f'nt.Array({_numba_type(dtype)}, {ndim}, '
-                         f'"{"C" if mode == "flat" else "A"}")')
-    loop = "prange" if parallel else "range"
     index = "i" if mode == "flat" else ", ".join(f"i{k}" for k in range(ndim))
     lines = [
         f"# ndengine fused kernel (codegen {CODEGEN_VERSION}): {'+'.join(program.member_names)}",
         "import numpy as np",
-        "from numba import njit, prange, types as nt",
+        "from numba import njit, prange, uintp, types as nt",
         "from ndengine.ops import elementwise_kernels as ek",
         "from ndengine.ops import fusion_scalars as fs",
+        "from ndengine.ops.fp_flags import fp_clear, fp_flags, fp_restore",
         "",
-        f"SIGNATURE = nt.void({', '.join(signature)})",
+        f"SIGNATURE = {_signature(program, mode, ndim, slots, dests)}",
         "",
         "",
         f"@njit(SIGNATURE, nogil=True, cache=True, error_model=\"numpy\""
         f"{', parallel=True' if parallel else ''})",
         f"def kernel({', '.join(leaf_args + [f's{i}' for i in range(len(slots))] + dest_args)}):",
     ]
-    body = []
     value = {}
     if mode == "flat":
         lines.append("    n = d0.shape[0]")
@@ -166,25 +210,33 @@ def kernel_source(program, layout: tuple, dests: tuple, parallel: bool) -> str:
             if isinstance(node, Leaf):
                 cls = layout[1][node.index]
                 value[node_id] = f"a{node.index}_0" if cls == "one" else f"a{node.index}[i]"
-        lines.append(f"    for i in {loop}(n):")
-        indent = "        "
+        sizes = ["n"]
     else:
-        shape = ", ".join(f"n{k}" for k in range(ndim))
-        lines.append(f"    {shape}{',' if ndim == 1 else ''} = d0.shape")
-        indent = "    "
-        for k in range(ndim):
-            lines.append(f"{indent}for i{k} in {loop if k == 0 else 'range'}(n{k}):")
-            indent += "    "
+        sizes = [f"n{k}" for k in range(ndim)]
+        lines.append(f"    {', '.join(sizes)}{',' if ndim == 1 else ''} = d0.shape")
         for node_id, node in enumerate(program.nodes):
             if isinstance(node, Leaf):
                 value[node_id] = f"a{node.index}[{index}]"
-    for node_id, node in enumerate(program.nodes):
-        if isinstance(node, OpNode):
-            body.append(f"v{node_id} = {_node_expression(program, node, value, slot_of)}")
-            value[node_id] = f"v{node_id}"
-    for i, (node_id, dtype) in enumerate(dests):
-        body.append(f"d{i}[{index}] = {_cast(value[node_id], program.nodes[node_id].dtype, dtype)}")
-    lines += [indent + line for line in body]
+    loop_vars = ["i"] if mode == "flat" else [f"i{k}" for k in range(ndim)]
+    indent = "    "
+    if parallel:  # the first axis in parts, each part's flags kept (ek's parallel loops)
+        lines += [f"{indent}raised = np.zeros(ek._PARTS, np.int32)",
+                  f"{indent}for p in prange(ek._PARTS):"]
+        indent += "    "
+        lines += [f"{indent}fp_clear()",
+                  f"{indent}lo, hi = ek._part(p, ek._PARTS, {sizes[0]})",
+                  f"{indent}for {loop_vars[0]} in range(uintp(lo), uintp(hi)):"]
+    else:
+        lines += [f"{indent}fp_clear()", f"{indent}for {loop_vars[0]} in range({sizes[0]}):"]
+    indent += "    "
+    for var, size in zip(loop_vars[1:], sizes[1:]):
+        lines.append(f"{indent}for {var} in range({size}):")
+        indent += "    "
+    lines += [indent + line for line in _element_body(program, dests, value, slot_of, index)]
+    if parallel:
+        lines += ["        raised[p] = fp_flags()", "    return ek._combined(raised)"]
+    else:
+        lines.append("    return fp_flags()")
     return "\n".join(lines) + "\n"
 
 
@@ -206,7 +258,8 @@ def _dependencies() -> str:
     if _DEPENDENCIES is None:
         _DEPENDENCIES = "|".join((CODEGEN_VERSION, numba.__version__, np.__version__,
                                   platform.python_version(), platform.machine(),
-                                  _file_digest(_ek), _file_digest(_fs)))
+                                  _file_digest(_ek), _file_digest(_fs),
+                                  _file_digest(_fp_flags)))
     return _DEPENDENCIES
 
 

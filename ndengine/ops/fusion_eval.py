@@ -8,7 +8,7 @@ first (into scratch, not a fresh array per block); the plans are made once per b
 length.
 
 ``numba_block`` calls a generated kernel (``fusion_codegen``) on the block's views: every
-node of an element in registers, one pass.
+node of an element in registers, one pass; it returns the FP flags the kernel raised.
 
 Both write the values of the program's destination nodes (its outputs, the reduced node)
 into destination arrays of the block's shape, cast to the destination's dtype.  Scalars
@@ -205,11 +205,11 @@ def prepare_slots(slots, values):
     return prepared
 
 
-def numba_block(kernel, flat_classes, slot_values, leaves, dests) -> None:
-    """One kernel call on one region: leaves as the kernel's layout wants them."""
+def numba_block(kernel, flat_classes, slot_values, leaves, dests) -> int:
+    """One kernel call on one region: leaves as the kernel's layout wants them; returns the
+    FP flags it raised."""
     if flat_classes is not None:
         args = [leaf.reshape(-1)[:1] if cls == "one" else leaf.reshape(-1)
                 for leaf, cls in zip(leaves, flat_classes)]
-        kernel(*args, *slot_values, *[d.reshape(-1) for d in dests])
-    else:
-        kernel(*leaves, *slot_values, *dests)
+        return kernel(*args, *slot_values, *[d.reshape(-1) for d in dests])
+    return kernel(*leaves, *slot_values, *dests)

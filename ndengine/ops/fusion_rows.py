@@ -14,6 +14,10 @@ NumPy computes for each C-contiguous row:
 * ``maximum_rows`` / ``minimum_rows``: NaN if any element is NaN (which of two equal zeros
   is kept may differ from NumPy's SIMD loop).
 
+FP errors: ``add_rows`` and ``multiply_rows`` return the processor's FP flags, reported as
+NumPy's reduce reports them (``overflow encountered in reduce``); NumPy's max/min reduce
+reports nothing (their compares raise 'invalid' on NaN): those loops return none.
+
 A loop's first compile for a dtype runs on the compile thread (``deferred_loops.bind``; the
 kernel's own compile job warms it there first, ``warm``). ``_reducers``: (name, dtype) -> the
 reducer, kept (bounded by the names and dtypes).
@@ -22,6 +26,8 @@ import numpy as np
 from numba import njit
 
 from .deferred_loops import bind
+from .fp_flags import fp_clear, fp_flags
+from .fp_status import report as _report_fp_flags
 
 _JIT = dict(nogil=True, cache=True, error_model="numpy")
 MAX_ROW = 128  # NumPy's PW_BLOCKSIZE
@@ -59,17 +65,21 @@ def _pairwise(row, n, zero):
 
 @njit(**_JIT)
 def add_rows(values, out, zero):
+    fp_clear()
     for r in range(values.shape[0]):
         out[r] = zero + _pairwise(values[r], values.shape[1], zero)
+    return fp_flags()
 
 
 @njit(**_JIT)
 def multiply_rows(values, out, one):
+    fp_clear()
     for r in range(values.shape[0]):
         total = one
         for v in values[r]:
             total = total * v
         out[r] = total
+    return fp_flags()
 
 
 @njit(**_JIT)
@@ -83,6 +93,7 @@ def maximum_rows(values, out, unused):
                 if best == best:
                     best = v
         out[r] = best
+    return 0
 
 
 @njit(**_JIT)
@@ -96,6 +107,7 @@ def minimum_rows(values, out, unused):
                 if best == best:
                     best = v
         out[r] = best
+    return 0
 
 
 _ROWS = {"sum": (add_rows, 0), "mean": (add_rows, 0), "prod": (multiply_rows, 1),
@@ -115,7 +127,9 @@ def row_reducer(name, dtype):
         slot = bind(loop, None, (dtype,))  # values, out: writeable, C-contiguous
 
         def reduce(values, out):
-            slot[0](values, out, start)
+            flags = slot[0](values, out, start)
+            if flags:
+                _report_fp_flags(flags, "reduce")
         reduce = _reducers.setdefault((name, dtype), reduce)
     return reduce
 

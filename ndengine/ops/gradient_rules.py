@@ -110,6 +110,7 @@ from .gradients_linalg import LINALG
 from .gradients_movement import MOVEMENT
 from .gradients_reductions import REDUCTIONS
 from .gradients_statistics import STATISTICS
+from .numpy_ops import thawed
 
 __all__ = ["RULES", "NOT_DIFFERENTIABLE", "NOT_BUILT", "CREATION", "REAL_ONLY", "rule_of"]
 
@@ -176,7 +177,7 @@ def _tape_rule(name, rule):
         if real_only and any(_is_complex(x) for x in inputs):
             raise NotImplementedError(f"the gradient of {name} of complex arrays is not built "
                                       "(real ones have one)")
-        results = rule(f, grads, inputs, outputs, params)
+        results = rule(f, grads, inputs, outputs, thawed(params))
         return [_real(f, g) if g is not None and _is_complex(g) and _is_array(x)
                 and not _is_complex(x) else g for x, g in zip(inputs, results)]
     tape_rule.differentiable = getattr(rule, "differentiable", True)

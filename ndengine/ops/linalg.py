@@ -55,6 +55,11 @@ def infer_matmul(a, b, dtype=None):
     return [(batch + core, dtype)]
 
 
+def _as_spelled(array, dtype):
+    """``array`` viewed with ``dtype`` when its dtype is equal but spelled otherwise."""
+    return array.view(dtype) if array.dtype == dtype and array.dtype.num != dtype.num else array
+
+
 def _linalg_kernel(numpy_fn, blas_needs_contiguous_out):
     def kernel(inputs, outputs, req, **params):
         out, req = single_output(outputs, req)
@@ -63,7 +68,11 @@ def _linalg_kernel(numpy_fn, blas_needs_contiguous_out):
         a, b = detach_overlapping([np.asarray(v) for v in inputs], [out], allow_same_view=False)
 
         def compute(target):
-            # np.dot(out=) insists on a C-contiguous out of exactly the result dtype.
+            # np.dot(out=) insists on a C-contiguous out of exactly the result dtype, spelled
+            # as np.dot spells it (its operands' dtypes promoted): int64 is 'l' or 'q', equal
+            # dtypes, so one plan serves both and out may carry the other spelling.
+            if blas_needs_contiguous_out:
+                target = _as_spelled(target, np.result_type(a.dtype, b.dtype))
             if target.flags.c_contiguous or not blas_needs_contiguous_out:
                 numpy_fn(a, b, out=target, **params)
             else:

@@ -24,8 +24,8 @@ from .outputs import detach_overlapping, write_with_req
 from .registry import OpReq, add_operator, numpy_backed
 from .shapes import shape_of
 
-__all__ = ["numpy_operator", "NUMPY_OPERATORS", "NumpyOperatorRow", "split_inputs", "stand_in", "tiny", "probe_results",
-           "COMPLEX_BY_VALUE"]
+__all__ = ["numpy_operator", "NUMPY_OPERATORS", "NumpyOperatorRow", "FrozenArray", "thawed",
+           "split_inputs", "stand_in", "tiny", "probe_results", "COMPLEX_BY_VALUE"]
 
 class NumpyOperatorRow(NamedTuple):
     """One registered ``numpy_operator``: what its kernel runs (the gpu kernels read it)."""
@@ -41,9 +41,42 @@ COMPLEX_BY_VALUE = ("NumPy decides from the values whether it is complex, which 
                     "on the values, e.g. {hint}")
 
 
+class FrozenArray:
+    """A NumPy array given as an op param, hashable (params key the plan memo) and a private
+    read-only copy; ``split_inputs`` gives the op's functions the array back. (A tuple of its
+    values would lose its dtype: a float array taken as a list of Python floats, a uint64
+    ``pad_width`` that NumPy refuses as a list of ints that it takes.)"""
+
+    __slots__ = ("array", "_key")
+
+    def __init__(self, array):
+        self.array = np.array(array)
+        self.array.flags.writeable = False
+        self._key = (self.array.dtype.str, self.array.shape, self.array.tobytes())
+
+    def __eq__(self, other):
+        return type(other) is FrozenArray and self._key == other._key
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __repr__(self):
+        return f"FrozenArray({self.array!r})"
+
+
+def thawed(params):
+    """``params`` with each FrozenArray given back as its (read-only) array: what an op's
+    kernel and its gradient rule see."""
+    if any(type(v) is FrozenArray for v in params.values()):
+        return {k: v.array if type(v) is FrozenArray else v for k, v in params.items()}
+    return params
+
+
 def split_inputs(inputs, params):
-    """(positional inputs, params with the keyword inputs put back under their names)."""
+    """(positional inputs, params with the keyword inputs put back under their names and
+    frozen arrays thawed)."""
     names = params.get("keyword_inputs", ())
+    params = thawed(params)
     if not names:
         return list(inputs), params
     count = len(inputs) - len(names)

@@ -32,18 +32,22 @@ single call's, bit for bit.
 State: ``tbb_status`` (how loading TBB went, for the warning and for users),
 ``_enabled`` (None until the first large op decides), ``_active_calls`` (threads
 inside a large kernel now), ``_local.threads`` (the Numba thread count last set
-in this thread), the shared chunk pool.
+in this thread), the helper threads that run chunks (``HelperThreads``).
 """
 from __future__ import annotations
 
 import ctypes
 import os
+import queue
 import sys
 import threading
 import warnings
-from concurrent.futures import ThreadPoolExecutor
+import weakref
 
 import numba
+
+from ..engine import hold_across_fork
+from .fp_status import current_state as _fp_current_state, run_under as _fp_run_under
 
 # Element counts from which a kernel is worth spreading over all cores:
 # below this, waking the thread pool costs more than it saves.
@@ -224,43 +228,123 @@ def share_cores(kernel):
 _CPU_COUNT = max(1, os.cpu_count() or 1)
 _SPLIT_ALIGN = 1024  # chunk boundaries at multiples of this many elements (whole cache lines)
 
-_pool: ThreadPoolExecutor | None = None
 _chunk_slots = threading.BoundedSemaphore(_CPU_COUNT)
-_pool_lock = threading.Lock()
+_helper_groups = weakref.WeakSet()  # every HelperThreads: reset in a forked child
 
 
-def _get_pool() -> ThreadPoolExecutor:
-    global _pool
-    pool = _pool
-    if pool is None:
-        with _pool_lock:
-            if _pool is None:
-                _pool = ThreadPoolExecutor(max_workers=max(1, _CPU_COUNT - 1),
-                                           thread_name_prefix="ndengine-split")
-            pool = _pool
-    return pool
+class _Task:
+    """One item handed to helper threads: whoever takes ``claim`` first runs it (a helper, or
+    the caller taking back what no helper started); ``done`` is released once a helper ran it."""
+
+    # fp_state, owner: the caller's NumPy error state and thread (fp_status.run_under: a
+    # helper runs its part of the caller's op under the op's state, its reports the caller's)
+    __slots__ = ("fn", "item", "claim", "done", "error", "fp_state", "owner")
+
+    def __init__(self, fn, item):
+        self.fn = fn
+        self.item = item
+        self.claim = threading.Lock()
+        self.done = threading.Lock()
+        self.done.acquire()
+        self.error = None
+        self.fp_state = _fp_current_state()
+        self.owner = threading.get_ident()
+
+    def run(self):
+        try:
+            _fp_run_under(self.fp_state, self.owner, self.fn, self.item)
+        except BaseException as exc:  # noqa: B902 - re-raised by the caller of run_each
+            self.error = exc
 
 
-def _forget_pool_in_child() -> None:
-    # A forked child has the pool object but none of its threads, and none of the other
-    # threads that were inside a large kernel: start afresh.
-    global _lock, _pool, _pool_lock, _active_calls, _active_lock, _chunk_slots
+def _serve(tasks):
+    while True:
+        task = tasks.get()
+        if task.claim.acquire(False):
+            task.run()
+            task.done.release()
+
+
+class HelperThreads:
+    """Up to ``count`` daemon threads, started at first use, that run what ``run_each`` hands
+    them. Not concurrent.futures' ThreadPoolExecutor: its ``submit`` takes a lock that its own
+    fork handler holds across ``os.fork()``, so an op submitting work while another thread
+    forks blocks there, and a fork that waits for that op never returns. Nothing here takes a
+    lock that a fork handler holds."""
+
+    def __init__(self, name: str, count: int):
+        self.name = name
+        self.count = max(1, count)
+        self._reset()
+        _helper_groups.add(self)
+
+    def _reset(self) -> None:
+        """Forget the threads (a forked child has none of them) and what was handed to them."""
+        self._tasks = queue.SimpleQueue()
+        self._started = False
+        self._start_lock = threading.Lock()
+
+    def _start(self) -> bool:
+        with self._start_lock:
+            if not self._started:
+                try:
+                    for i in range(self.count):
+                        threading.Thread(target=_serve, args=(self._tasks,), daemon=True,
+                                         name=f"{self.name}-{i}").start()
+                except RuntimeError:  # interpreter shutting down: the caller runs it all
+                    return False
+                self._started = True
+        return True
+
+    def run_each(self, fn, items) -> None:
+        """``fn(item)`` for every item: the first in this thread, the others on the helpers,
+        except those no helper has started when this thread is done with its own (it runs
+        them: a busy group, or a forked child's, costs time, never a hang). Returns when every
+        item has run, even if one raised; re-raises the first error in item order, and skips
+        the items not yet started once an error is known."""
+        tasks = [_Task(fn, item) for item in items[1:]]
+        if tasks and (self._started or self._start()):
+            for task in tasks:
+                self._tasks.put(task)
+        error = None
+        try:
+            fn(items[0])
+        except BaseException as exc:  # noqa: B902 - re-raised once every item is done
+            error = exc
+        for task in tasks:
+            if task.claim.acquire(False):  # no helper started it: run it here
+                if error is None:
+                    task.run()
+            else:
+                task.done.acquire()
+            if error is None:
+                error = task.error
+        if error is not None:
+            raise error
+
+
+_split_helpers = HelperThreads("ndengine-split", _CPU_COUNT - 1)
+
+
+def _forget_threads_in_child() -> None:
+    # A forked child has the helpers' objects but none of their threads, and none of the
+    # other threads that were inside a large kernel: start afresh.
+    global _lock, _active_calls, _active_lock, _chunk_slots
     _lock = threading.Lock()
-    _pool = None
-    _pool_lock = threading.Lock()
+    for helpers in list(_helper_groups):
+        helpers._reset()
     _active_calls = 0
     _active_lock = threading.Lock()
     _chunk_slots = threading.BoundedSemaphore(_CPU_COUNT)
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool_in_child)
-    # Numba's compiler lock, held across the fork: a child forked while another thread was
-    # compiling a kernel would otherwise inherit it locked and hang at its first compile. The
-    # fork waits at most for the compile under way, never for pushing threads to stop.
-    from numba.core.compiler_lock import global_compiler_lock as _compiler_lock
-    os.register_at_fork(before=_compiler_lock.acquire, after_in_parent=_compiler_lock.release,
-                        after_in_child=_compiler_lock.release)
+    os.register_at_fork(after_in_child=_forget_threads_in_child)
+# Numba's compiler lock, held across the fork: a child forked while another thread was
+# compiling a kernel would otherwise inherit it locked and hang at its first compile. Taken by
+# the engine's fork handler after it waited for the forking thread's ops, which may need it.
+from numba.core.compiler_lock import global_compiler_lock as _compiler_lock  # noqa: E402
+hold_across_fork(_compiler_lock.acquire, _compiler_lock.release)
 
 
 def split_parts(size: int, callers: int = 1) -> int:
@@ -307,28 +391,4 @@ def _split_run(fn, arrays, size: int, parts: int) -> None:
     step = -(-size // parts)
     step = -(-step // _SPLIT_ALIGN) * _SPLIT_ALIGN
     chunks = [[a[lo:lo + step] for a in arrays] for lo in range(0, size, step)]
-    pending = []
-    try:
-        pool = _get_pool()
-        for args in chunks[1:]:
-            pending.append((pool.submit(_run_chunk, fn, args), args))
-    except RuntimeError:  # interpreter shutting down: no new pool work; run the rest here
-        pending += [(None, args) for args in chunks[1 + len(pending):]]
-    error = None
-    try:
-        _run_chunk(fn, chunks[0])
-    except BaseException as exc:  # noqa: BLE001 - re-raised once every chunk is done
-        error = exc
-    for future, args in pending:
-        if future is None or future.cancel():  # not started: run it here
-            if error is None:
-                try:
-                    _run_chunk(fn, args)
-                except BaseException as exc:  # noqa: BLE001
-                    error = exc
-        else:
-            exc = future.exception()  # waits for the chunk to finish
-            if exc is not None and error is None:
-                error = exc
-    if error is not None:
-        raise error
+    _split_helpers.run_each(lambda args: _run_chunk(fn, args), chunks)

@@ -17,7 +17,10 @@ from .shapes import shape_of
 
 
 def _index(value):
-    """An int as NumPy's shape arithmetic takes it (bools are ints there too)."""
+    """An int as NumPy's shape arithmetic takes it (bools are ints there too, NumPy's bool
+    among them: an array param keeps its dtype)."""
+    if isinstance(value, (np.bool_, np.ndarray)) and value.dtype == bool and not value.ndim:
+        return int(value)
     return operator.index(value)
 
 
