@@ -274,7 +274,9 @@ class NDArray(_RawArray):
     def copy(self):
         return invoke(ops.get("copy"), [self])[0]
 
-    __copy__ = copy  # a copy of the values, as copy.copy does for a NumPy array
+    # copy.copy and copy.deepcopy: a pushed copy with storage of its own, on the same device
+    # (as for a NumPy array)
+    __copy__ = copy
 
     def __deepcopy__(self, memo):
         return self.copy()
@@ -283,13 +285,6 @@ class NDArray(_RawArray):
         """Pickle the values (read in serial order, as asnumpy does); unpickling makes a
         fresh array on the cpu context, with storage of its own."""
         return _unpickle, (self.asnumpy(),)
-
-    def __copy__(self):
-        """``copy.copy``: a pushed copy with storage of its own, on the same device."""
-        return self.copy()
-
-    def __deepcopy__(self, memo):
-        return self.copy()
 
     def astype(self, dtype, copy=True):
         dtype = ops.check_dtype(dtype)
