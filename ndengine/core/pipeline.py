@@ -36,7 +36,7 @@ _SCALARS = (bool, int, float, complex)
 _KEY_SCALARS = frozenset(_SCALARS) | _NUMPY_SCALARS  # keyed by their type (or value)
 _np_ndarray = np.ndarray
 # NumPy's error state: read at the push (one get, one lookup), applied where the op runs
-_fp_get, _fp_states, _fp_new = _fp.get_state, _fp.STATES, _fp.new_state
+_fp_state_at_push = _fp.state_at_push
 _fp_set, _fp_reset = _fp.set_state, _fp.reset_state
 _fp_messages, _fp_kept = _fp.MESSAGES, _fp.KEPT
 
@@ -426,7 +426,7 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
                     small = False
     if small and cast_into is None and device == "cpu":
         run = _BoundRun(plan.run, args, outs, req, params, reads, writes, op.name,
-                        _fp_states.get(_fp_get()) or _fp_new())  # NumPy's error state
+                        _fp_state_at_push())
         if gathering and not extra_writes and not overwrites:
             _segment.append(engine, ctx, run, outputs, out is None, bulk_size)
             return outputs
@@ -439,8 +439,7 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
                            out is None)):
         return outputs  # recorded in this thread's lazy window (lazy.py): fused at its flush
     else:
-        run = _Run(plan, inputs, outputs, req, params, cast_into,
-                   _fp_states.get(_fp_get()) or _fp_new())  # NumPy's error state
+        run = _Run(plan, inputs, outputs, req, params, cast_into, _fp_state_at_push())
         # a CPU op whose arrays are all under lazy.INLINE_ELEMENTS runs in the pushing thread
         # when its inputs are ready (the engine's ASYNC placement, as for small arrays and
         # lazy windows of that size). Measured on 2 cores: a worker running such an op (64K
