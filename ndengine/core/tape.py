@@ -251,6 +251,16 @@ class _Functions:
     def transpose(x, axes=None):
         return x.transpose(axes) if axes is not None else x.T
 
+    @staticmethod
+    def outputs(name, inputs, params=None, ctx=None):
+        """Every output of the op ``name`` (``f(name, ...)`` gives the first)."""
+        return INVOKE[0](ops.get(name), list(inputs), params or None, ctx=ctx)
+
+    @staticmethod
+    def recording():
+        """Whether the tape records the ops rules push (``create_graph``)."""
+        return is_recording()
+
     def zeros(self, shape, dtype, like):
         return INVOKE[0](ops.get("fill"), [], {"shape": tuple(shape), "dtype": dtype,
                                                "value": 0}, ctx=like.context)[0]

@@ -7,14 +7,16 @@ an input takes none: a condition, an index, a Python scalar), for the op's outpu
 ``f.zeros(shape, dtype, like)``, ``f.reshape(x, shape)``, ``f.transpose(x, axes)``,
 ``f.sum_to(g, shape)`` (``g`` summed down to ``shape``, undoing broadcasting),
 ``f.scatter_add(like, index, values)`` (zeros shaped as ``like``, ``values`` added at
-``index``, repeats accumulating: ``numpy.add.at``); arrays are sliced with ``[...]``.
+``index``, repeats accumulating: ``numpy.add.at``), ``f.outputs(name, inputs, params,
+ctx=None)`` (every output of an op, where ``f`` gives the first: ``eigvalsh``'s gradient
+needs ``eigh``'s eigenvectors), ``f.recording()`` (whether the tape records the rule's ops:
+``create_graph``); arrays are sliced with ``[...]``. Rules reach arrays only through ``f``
+and the arrays handed to them: this package imports nothing of ``core``.
 They never compute on data themselves, so gradients are ordinary pushed ops (what they do
 compute with NumPy is metadata: index patterns from shapes and params, such as the source
 position of each element ``pad`` writes). A gradient may have the broadcast shape: the
-caller sums it down to its input's shape. Two shared helpers push past ``f``: ``_outputs``
-(every output of an op, where ``f`` gives the first: ``eigvalsh``'s gradient needs
-``eigh``'s eigenvectors) and ``_const`` (an op without inputs, ``eye`` or ``arange``, on the
-gradient's context).
+caller sums it down to its input's shape. A shared helper, ``_const``, pushes an op without
+inputs (``eye`` or ``arange``) on the gradient's context through ``f.outputs``.
 
 The rules live by category, each module one table that ``RULES`` merges:
 ``gradients_elementwise`` (ELEMENTWISE), ``gradients_reductions`` (REDUCTIONS: reductions,
@@ -101,7 +103,7 @@ is differentiated by it: ``rule_of(op)``, the tape's lookup, gives a rule pushin
 """
 from __future__ import annotations
 
-from .gradients_common import _is_array, _is_complex, _outputs, _real
+from .gradients_common import _is_array, _is_complex, _real
 from .gradients_eig_lstsq import EIG_LSTSQ
 from .gradients_elementwise import ELEMENTWISE
 from .gradients_fft import FFT
@@ -206,7 +208,7 @@ def rule_of(op):
         arrays = tuple(_is_array(x) for x in inputs)
         if not any(arrays):
             return [None] * len(inputs)
-        results = iter(_outputs("user_gradient", [*grads, *outputs, *inputs],
+        results = iter(f.outputs("user_gradient", [*grads, *outputs, *inputs],
                                 {"gradient": gradient, "params": dict(params),
                                  "num_outputs": len(outputs), "arrays": arrays},
                                 ctx=grads[0].context))

@@ -1,6 +1,6 @@
 """What the gradient rules share (ops/gradient_rules.py has the table and its
-conventions): ``_one`` and ``_unary`` (rule shapes), ``_outputs`` and ``_const`` (ops pushed
-past ``f``), complex helpers (``_conj``, ``_real``), and the shape and index helpers of
+conventions): ``_one`` and ``_unary`` (rule shapes), ``_const``, ``_eye``, ``_arange`` (ops
+without inputs, through ``f.outputs``), complex helpers (``_conj``, ``_real``), and the shape and index helpers of
 reductions, scatters and writes."""
 from __future__ import annotations
 
@@ -43,9 +43,8 @@ def _real(f, a):
     (``irfft(z, n=1)`` is ``Re(z)``)."""
     if not _is_complex(a):
         return a
-    from ..core.tape import is_recording  # the tape imports this module first
     column = f.reshape(a, tuple(a.shape) + (1,))
-    if is_recording():
+    if f.recording():
         return f("fft.irfft", column, n=1, axis=-1)[..., 0]
     return column.view(np.dtype(a.dtype.char.lower()))[..., 0]
 
@@ -60,24 +59,17 @@ def _zero(f, g, x):
     return f.zeros(x.shape, g.dtype, g) if _is_array(x) else None
 
 
-def _outputs(name, inputs, params, ctx=None):
-    """Every output of the op ``name`` (``f`` gives the first), pushed as ``f`` pushes."""
-    from ..core.pipeline import invoke  # the autograd layer imports this module first
-    from .registry import get
-    return invoke(get(name), list(inputs), params or None, ctx=ctx)
-
-
-def _const(name, like, **params):
+def _const(f, name, like, **params):
     """An op without inputs (eye, arange), on ``like``'s context."""
-    return _outputs(name, [], params, ctx=like.context)[0]
+    return f.outputs(name, [], params, ctx=like.context)[0]
 
 
-def _eye(n, dtype, like):
-    return _const("eye", like, N=int(n), dtype=np.dtype(dtype))
+def _eye(f, n, dtype, like):
+    return _const(f, "eye", like, N=int(n), dtype=np.dtype(dtype))
 
 
-def _arange(n, like):
-    return _const("arange", like, start=0, stop=int(n), step=1, dtype=np.dtype(np.intp))
+def _arange(f, n, like):
+    return _const(f, "arange", like, start=0, stop=int(n), step=1, dtype=np.dtype(np.intp))
 
 
 def _broadcast(f, a, shape):
@@ -157,7 +149,7 @@ def _scatter_along(f, g, index, shape, axis):
     position = f("multiply", index, strides[axis])
     for d, n in enumerate(shape):
         if d != axis and n > 1:
-            steps = f("multiply", _arange(n, g), strides[d])
+            steps = f("multiply", _arange(f, n, g), strides[d])
             position = f("add", position, f.reshape(
                 steps, tuple(n if i == d else 1 for i in range(len(shape)))))
     size = math.prod(shape)

@@ -23,7 +23,7 @@ the singular values' gradient at once.
 """
 from __future__ import annotations
 
-from .gradients_common import _outputs, _eye, _swap, _conj, _real
+from .gradients_common import _eye, _swap, _conj, _real
 from .gradients_linalg import _rows, _columns, _pinv
 
 __all__ = ["EIG_LSTSQ"]
@@ -36,7 +36,7 @@ def _mh(f, a):
 
 def _eig_gradient(f, w, v, gw, gv):
     n = w.shape[-1]
-    eye = _eye(n, w.dtype, gw)
+    eye = _eye(f, n, w.dtype, gw)
     vh = _mh(f, v)
     diagonal = f("multiply", _rows(f, gw), eye)
     if gv is None:
@@ -58,7 +58,7 @@ def _eig(f, grads, inputs, outputs, params):
 
 
 def _eigvals(f, grads, inputs, outputs, params):
-    w, v = _outputs("linalg.eig", inputs, {})
+    w, v = f.outputs("linalg.eig", inputs, {})
     return [_eig_gradient(f, w, v, grads[0], None)]
 
 
@@ -70,7 +70,7 @@ def _lstsq(f, grads, inputs, outputs, params):
     b2 = _columns(f, b) if vector else b
     x2 = _columns(f, x) if vector else x
     gx2 = _columns(f, gx) if vector else gx
-    u, s, vh = _outputs("linalg.svd", [a], {"full_matrices": False})
+    u, s, vh = f.outputs("linalg.svd", [a], {"full_matrices": False})
     p = f("matmul", _swap(f, vh), f("multiply", _columns(f, f("reciprocal", s)), _swap(f, u)))
     db = f("matmul", _swap(f, p), gx2)
     (da,) = _pinv(f, f("matmul", gx2, _swap(f, b2)), a, p)

@@ -60,7 +60,7 @@ def _last_writes(f, region_grad, written):
     """Where an index repeats, NumPy keeps the last write: ``written(ids)`` writes each
     value's number (ids, shaped as the region) and reads the region back; a value whose
     number survived gets its gradient, the others none."""
-    ids = f.reshape(_arange(math.prod(region_grad.shape), region_grad),
+    ids = f.reshape(_arange(f, math.prod(region_grad.shape), region_grad),
                     tuple(region_grad.shape))
     return f("where", f("equal", written(ids), ids), region_grad, 0)
 
@@ -94,7 +94,7 @@ def _put(f, grads, inputs, outputs, params):
     if size == count:
         dv = f.reshape(taken, v.shape)
     else:  # v cycles: v.flat[i % v.size] went to ind[i]
-        source = f("mod", _arange(count, g), max(size, 1))
+        source = f("mod", _arange(f, count, g), max(size, 1))
         dv = f.reshape(f("bincount", source, taken, arrays=("weights",), minlength=size,
                          length=size), v.shape)
     return [da, None, dv]

@@ -8,7 +8,7 @@ import string
 
 import numpy as np
 
-from .gradients_common import (_one, _is_array, _zero, _outputs, _eye, _broadcast, _spread,
+from .gradients_common import (_one, _is_array, _zero, _eye, _broadcast, _spread,
                                _inverse, _swap, _conj)
 
 __all__ = ["LINALG"]
@@ -147,7 +147,7 @@ def _einsum_gradients(f, g, terms, output, operands):
             if c in seen:
                 new = next(spare)
                 subscripts.append(c + new)
-                arrays.append(_eye(x.shape[position], g.dtype, g))
+                arrays.append(_eye(f, x.shape[position], g.dtype, g))
                 labels.append(new)
             else:
                 seen.add(c)
@@ -217,7 +217,7 @@ def _symmetric(f, a):
 def _off_diagonal_inverse(f, values, like):
     """F[i, j] = 1 / (values[j] - values[i]) off the diagonal, 0 on it."""
     n = values.shape[-1]
-    eye = _eye(n, like.dtype, like)
+    eye = _eye(f, n, like.dtype, like)
     diff = f("subtract", _rows(f, values), _columns(f, values))
     return f("multiply", f("reciprocal", f("add", diff, eye)), f("subtract", 1, eye))
 
@@ -251,7 +251,7 @@ def _cholesky(f, g, a, out, upper=False, **_):
     """Murray's rule, symmetrized: Phi(X) is X's lower triangle, its diagonal halved."""
     lower, g = (_swap(f, out), _swap(f, g)) if upper else (out, g)
     n = a.shape[-1]
-    half = f("subtract", 1, f("multiply", _eye(n, g.dtype, g), 0.5))
+    half = f("subtract", 1, f("multiply", _eye(f, n, g.dtype, g), 0.5))
     phi = f("multiply", f("tril", _mm(f, _swap(f, lower), f("tril", g))), half)
     inverse = f("linalg.inv", lower)
     return [_symmetric(f, _mm(f, _swap(f, inverse), phi, inverse))]
@@ -261,12 +261,12 @@ def _eigh(f, grads, inputs, outputs, params):
     """A = V diag(w) V^T: A's gradient V (diag(w') + F o (V^T V')) V^T, symmetrized."""
     (w, v), (gw, gv) = outputs, grads
     inner = f("multiply", _off_diagonal_inverse(f, w, gw), _mm(f, _swap(f, v), gv))
-    inner = f("add", inner, f("multiply", _rows(f, gw), _eye(w.shape[-1], gw.dtype, gw)))
+    inner = f("add", inner, f("multiply", _rows(f, gw), _eye(f, w.shape[-1], gw.dtype, gw)))
     return [_symmetric(f, _mm(f, v, inner, _swap(f, v)))]
 
 
 def _eigvalsh(f, g, a, out, UPLO="L", **_):
-    w, v = _outputs("linalg.eigh", [a], {"UPLO": UPLO})
+    w, v = f.outputs("linalg.eigh", [a], {"UPLO": UPLO})
     return _eigh(f, [g, f.zeros(v.shape, g.dtype, g)], [a], [w, v], {})
 
 
@@ -280,7 +280,7 @@ def _svd_gradient(f, u, s, vh, gu, gs, gvh):
     j = f("multiply", mixing, f("subtract", _mm(f, ut, gu), _mm(f, _swap(f, gu), u)))
     kk = f("multiply", mixing, f("subtract", _mm(f, vh, gv), _mm(f, gvh, v)))
     inner = f("add", f("add", f("multiply", j, _rows(f, s)),
-                       f("multiply", _rows(f, gs), _eye(k, gs.dtype, gs))),
+                       f("multiply", _rows(f, gs), _eye(f, k, gs.dtype, gs))),
               f("multiply", _columns(f, s), kk))
     grad = _mm(f, u, inner, vh)
     if m > k:  # (I - U U^T) U' S^-1 V^T
@@ -296,7 +296,7 @@ def _svd(f, grads, inputs, outputs, params):
     (a,) = inputs
     m, n = a.shape[-2:]
     if not params.get("compute_uv", True):
-        u, s, vh = _outputs("linalg.svd", [a], {"full_matrices": False})
+        u, s, vh = f.outputs("linalg.svd", [a], {"full_matrices": False})
         gs = grads[0]
         return [_svd_gradient(f, u, s, vh, f.zeros(u.shape, gs.dtype, gs), gs,
                               f.zeros(vh.shape, gs.dtype, gs))]
@@ -309,7 +309,7 @@ def _svd(f, grads, inputs, outputs, params):
 
 
 def _svdvals(f, g, a, out, **_):
-    u, s, vh = _outputs("linalg.svd", [a], {"full_matrices": False})
+    u, s, vh = f.outputs("linalg.svd", [a], {"full_matrices": False})
     return [_svd_gradient(f, u, s, vh, f.zeros(u.shape, g.dtype, g), g,
                           f.zeros(vh.shape, g.dtype, g))]
 
@@ -323,7 +323,7 @@ def _qr(f, grads, inputs, outputs, params):
                                   "is not built: a tall or square matrix, mode 'reduced' "
                                   "or 'r', has one")
     if mode == "r":
-        q, r = _outputs("linalg.qr", [a], {"mode": "reduced"})
+        q, r = f.outputs("linalg.qr", [a], {"mode": "reduced"})
         gr = grads[0]
         gq = f.zeros(q.shape, gr.dtype, gr)
     else:
@@ -339,8 +339,8 @@ def _pinv(f, g, a, out, **_):
     """Golub & Pereyra's derivative of the pseudo-inverse P (constant rank)."""
     p, pt = out, _swap(f, out)
     m, n = a.shape[-2:]
-    left = f("subtract", _eye(m, g.dtype, g), _mm(f, a, p))    # I - A P
-    right = f("subtract", _eye(n, g.dtype, g), _mm(f, p, a))   # I - P A
+    left = f("subtract", _eye(f, m, g.dtype, g), _mm(f, a, p))    # I - A P
+    right = f("subtract", _eye(f, n, g.dtype, g), _mm(f, p, a))   # I - P A
     gt = _swap(f, g)
     grad = f("negative", _mm(f, pt, g, pt))
     grad = f("add", grad, _mm(f, left, gt, p, pt))
@@ -401,7 +401,7 @@ def _norm(f, g, x, out, ord=None, axis=None, keepdims=False, **_):
     perm = others + tuple(axes)
     moved, g_moved = f.transpose(x, perm), f.transpose(g_full, perm)
     if ord in ("nuc", 2, -2):
-        u, s, vh = _outputs("linalg.svd", [moved], {"full_matrices": False})
+        u, s, vh = f.outputs("linalg.svd", [moved], {"full_matrices": False})
         if ord == "nuc":
             grad = f("matmul", u, vh)
         else:
