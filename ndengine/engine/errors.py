@@ -68,9 +68,7 @@ def describe_origin(origin):
     origin = resolve_origin(origin)
     if origin is None or isinstance(origin, str):
         return origin
-    filename, line = origin
-    if isinstance(filename, CodeType):
-        filename, line = filename.co_filename, _line_at(filename, line)
+    filename, line = origin_location(origin)
     return f"{filename}:{line}"
 
 
