@@ -104,7 +104,7 @@ def header(title):
     import numba
     layer = "?"
     try:
-        from ndengine.ops.parallel import parallel_enabled
+        from ndengine.ops.runtime.parallel import parallel_enabled
         if parallel_enabled():
             layer = numba.threading_layer()
         else:

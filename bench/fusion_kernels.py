@@ -1,4 +1,4 @@
-"""Fused element-wise kernels (ndengine.ops.fusion) against NumPy's unfused op sequence.
+"""Fused element-wise kernels (ndengine.ops.fusion.kernel) against NumPy's unfused op sequence.
 
     python bench/fusion_kernels.py [--quick] [--repeat 5] [--threads N]
 
@@ -26,8 +26,8 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import best_of_interleaved, header  # noqa: E402
 
-from ndengine.ops import fusion  # noqa: E402
-from ndengine.ops.fusion import ProgramBuilder  # noqa: E402
+from ndengine.ops.fusion import kernel as fusion  # noqa: E402
+from ndengine.ops.fusion.kernel import ProgramBuilder  # noqa: E402
 
 
 def copy_bandwidth(n, repeat):

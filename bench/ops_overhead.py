@@ -18,7 +18,7 @@ import numpy as np
 
 import ndengine.ops as ops
 from ndengine.ops import OpReq
-from ndengine.ops.parallel import PARALLEL_MIN_SIZE
+from ndengine.ops.runtime.parallel import PARALLEL_MIN_SIZE
 
 W = [OpReq.WRITE_TO]
 

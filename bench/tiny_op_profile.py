@@ -245,7 +245,7 @@ def stage_timers(iterations, repeat):
     def numba_loop_only(n):
         a, out = x.asnumpy(), np.empty(N, np.float32)
         operand = np.ones(1, np.float32)  # the scalar as the loop takes it
-        loop = ops.elementwise.spec("add").numba_loops.serial_array_scalar
+        loop = ops.elementwise.operators.spec("add").numba_loops.serial_array_scalar
         for _ in range(n):
             loop(a, operand, out)
     stages.add("  of which the Numba loop's call (serial_array_scalar)", numba_loop_only)

@@ -17,7 +17,8 @@ import time
 import numpy as np
 
 import ndengine.ops as ops
-from ndengine.ops import OpReq, elementwise
+from ndengine.ops import OpReq
+from ndengine.ops.elementwise import operators as elementwise
 
 OPS = ["exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "arcsin",
        "arccos", "arctan", "sigmoid", "relu", "square", "abs", "negative"]

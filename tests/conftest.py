@@ -42,12 +42,12 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.enviro
                                                                 else "dev"))
 
 # Element-wise signatures run NumPy's loop until their Numba loop is worth compiling
-# (ops/deferred_loops.py; users' default: after 16 calls). Tests call most signatures a few
+# (ops/runtime/deferred_loops.py; users' default: after 16 calls). Tests call most signatures a few
 # dozen times at most: from the 64th call on, a cold run compiles the ~50 signatures tests
 # use often instead of ~230. Each Numba loop is checked against NumPy's ufunc in
 # test_ops_deferred_loops.py. NDENGINE_JIT_AFTER set in the environment wins.
 if "NDENGINE_JIT_AFTER" not in os.environ:
-    from ndengine.ops import deferred_loops as _deferred_loops
+    from ndengine.ops.runtime import deferred_loops as _deferred_loops
     _deferred_loops.set_jit_after(64)
 
 ENGINE_KINDS = tuple(os.environ.get("NDENGINE_TEST_ENGINES", "").split(",")) \

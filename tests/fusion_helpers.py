@@ -2,7 +2,7 @@
 import numpy as np
 from hypothesis import assume, strategies as st
 
-from ndengine.ops.fusion import Const, NotFusible, ProgramBuilder
+from ndengine.ops.fusion.kernel import Const, NotFusible, ProgramBuilder
 
 DTYPES = [np.dtype(d) for d in ("bool", "int8", "uint8", "int32", "int64", "float32",
                                 "float64")]

@@ -173,7 +173,7 @@ SAMPLES = {
 }
 
 # the random ops: the same seeded generator on both devices
-ORDER = np.empty(0, np.uint8)  # the array that orders a device's draws (ops/random.py)
+ORDER = np.empty(0, np.uint8)  # the array that orders a device's draws (ops/families/random.py)
 RANDOM = {
     "random_uniform": [s(low=-1.0, high=2.0, shape=(3, 4)), s(shape=(5,), dtype=np.float32),
                        s(low=np.array([0.0, 10.0]), high=11.0, shape=(3, 2))],

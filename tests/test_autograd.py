@@ -1,4 +1,4 @@
-"""Autograd (core/tape.py, ops/gradient_rules.py, ndengine.autograd): central-difference
+"""Autograd (core/tape.py, ops/gradients/rules.py, ndengine.autograd): central-difference
 gradient checks in float64 for every op with a rule, over generated shapes and broadcasting,
 and MXNet's API semantics, under all three engines."""
 import numpy as np
@@ -8,7 +8,7 @@ from hypothesis.extra import numpy as hnp
 
 import ndengine as nd
 from ndengine import autograd
-from ndengine.ops.gradient_rules import RULES
+from ndengine.ops.gradients.rules import RULES
 
 pytestmark = pytest.mark.usefixtures("nd_engine")
 CHECKS = settings(max_examples=8, deadline=None)

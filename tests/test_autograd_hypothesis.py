@@ -15,9 +15,9 @@ from hypothesis import assume, given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 from ndengine import ops
-from ndengine.ops.gradients_elementwise import ELEMENTWISE
-from ndengine.ops.gradients_reductions import REDUCTIONS
-from ndengine.ops.gradients_statistics import STATISTICS
+from ndengine.ops.gradients.elementwise import ELEMENTWISE
+from ndengine.ops.gradients.reductions import REDUCTIONS
+from ndengine.ops.gradients.statistics import STATISTICS
 
 from test_autograd import check_gradients
 

@@ -13,7 +13,7 @@ import pytest
 import ndengine as nd
 from ndengine import autograd, ops
 from ndengine.core.pipeline import invoke
-from ndengine.ops.gradient_rules import CREATION, NOT_BUILT, NOT_DIFFERENTIABLE, RULES
+from ndengine.ops.gradients.rules import CREATION, NOT_BUILT, NOT_DIFFERENTIABLE, RULES
 
 from test_autograd import check_gradients
 from test_autograd_numeric import COMPLEX_CASES, MORE_CASES

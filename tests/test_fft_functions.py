@@ -11,7 +11,7 @@ from hypothesis import given, strategies as st
 
 import ndengine as nd
 from ndengine.ndarray.fft import FUNCTIONS_FFT
-from ndengine.ops.fft import MANY_AXES, ONE_AXIS
+from ndengine.ops.families.fft import MANY_AXES, ONE_AXIS
 from ndarray_helpers import DTYPES, EXTENDED, run_xp, shapes, values
 from numpy_doc_examples import run_doc_examples
 

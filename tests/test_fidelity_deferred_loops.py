@@ -1,7 +1,7 @@
 """Element-wise results bit for bit NumPy's once the deferred Numba loop runs.
 
 An element-wise signature runs NumPy's ufunc loop for its first ``jit_after()`` calls, then
-its Numba loop (ops/deferred_loops.py). Here the count is 1, so each body's first call runs
+its Numba loop (ops/runtime/deferred_loops.py). Here the count is 1, so each body's first call runs
 NumPy's loop and the later ones Numba's; every call must give NumPy's bits: the sign of a
 zero (which operand a tie of 0.0 and -0.0 gives), which operand's NaN comes out (payload
 and sign bit), infinities, denormals, integer extremes, mixed-dtype promotion, arrays and
@@ -17,7 +17,8 @@ import pytest
 
 import ndengine as nd
 from fidelity_helpers import assert_same_bits
-from ndengine.ops import deferred_loops, elementwise
+from ndengine.ops.runtime import deferred_loops
+from ndengine.ops.elementwise import operators as elementwise
 
 pytestmark = pytest.mark.usefixtures("nd_engine")
 

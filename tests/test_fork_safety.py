@@ -96,7 +96,7 @@ def test_fork_while_threads_hold_the_locks(nd_engine):
 def test_fork_while_another_thread_computes_a_cached_property():
     # functools.cached_property (Python 3.11) holds a lock per property while it computes:
     # a fork then would leave it held in the child, whose first use of the property hangs.
-    from ndengine.ops.caching import cached_property
+    from ndengine.ops.runtime.caching import cached_property
 
     inside, release = threading.Event(), threading.Event()
 

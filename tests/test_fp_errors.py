@@ -1,4 +1,4 @@
-"""NumPy's floating-point error state per op (core/fp_errors.py, ops/fp_status.py): the state
+"""NumPy's floating-point error state per op (core/fp_errors.py, ops/runtime/fp_status.py): the state
 of the push applies where the op runs; its reports surface at the wait, at the pushing line
 (at the call on the NaiveEngine), each once, only at waits on what the op computed."""
 import itertools
@@ -10,7 +10,7 @@ import pytest
 
 import ndengine
 from ndengine import ndarray as nd
-from ndengine.ops import deferred_loops
+from ndengine.ops.runtime import deferred_loops
 
 LARGE = 262144  # a lazy (fused) window's arrays
 
@@ -238,8 +238,8 @@ def _numpy_errors(ufunc, args):
 def test_compiled_loops_report_what_numpys_loops_report(dtype):
     # every element-wise op's Numba loop, on NaN, infinities, zeros and extremes: the FP
     # errors its flags report are NumPy's loop's, none more (max/min, compares), none fewer
-    from ndengine.ops.elementwise import _SPECS
-    from ndengine.ops.fp_status import report
+    from ndengine.ops.elementwise.operators import _SPECS
+    from ndengine.ops.runtime.fp_status import report
     mismatches = []
     for name, spec in sorted(_SPECS.items()):
         ufunc = getattr(np, spec.ufunc.__name__, None)

@@ -10,11 +10,11 @@ import pytest
 
 from ndengine import ndarray as nd
 from ndengine.core import lazy_run
-from ndengine.ops import fusion, fusion_fp
-from ndengine.ops.elementwise import spec
-from ndengine.ops.fusion import ProgramBuilder, kernel_for
-from ndengine.ops.fusion_blocks import PARALLEL_MIN_ELEMENTS
-from ndengine.ops.fusion_eval import numba_block, prepare_slots
+from ndengine.ops.fusion import kernel as fusion, fp_report as fusion_fp
+from ndengine.ops.elementwise.operators import spec
+from ndengine.ops.fusion.kernel import ProgramBuilder, kernel_for
+from ndengine.ops.fusion.blocks import PARALLEL_MIN_ELEMENTS
+from ndengine.ops.fusion.evaluators import numba_block, prepare_slots
 
 pytestmark = pytest.mark.cpu_only  # CPU fusion internals
 
@@ -208,7 +208,7 @@ _NUMPY_ERRORS = {"divide by zero": 1, "overflow": 2, "underflow": 4, "invalid va
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_errors_of_covers_what_numpys_loops_report(dtype):
     # the table fusion_fp names culprits by: NumPy's loops report no error it leaves out
-    from ndengine.ops.fusion_program import FUSIBLE_OPS
+    from ndengine.ops.fusion.program import FUSIBLE_OPS
     values = _special(dtype)
     missing = []
     for name, arity in sorted(FUSIBLE_OPS.items()):

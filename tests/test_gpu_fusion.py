@@ -1,11 +1,11 @@
-"""The CUDA text of fused element-wise programs (ops/gpu_fusion.py): checked as text here;
+"""The CUDA text of fused element-wise programs (ops/gpu/fusion.py): checked as text here;
 compiled and run against NumPy on a real GPU (tests/test_gpu_arrays.py runs the windows)."""
 import numpy as np
 import pytest
 
-from ndengine.ops.fusion import ProgramBuilder
-from ndengine.ops.fusion_program import ArraySpec, Const, NotFusible
-from ndengine.ops.gpu_fusion import cuda_source, kernel_for
+from ndengine.ops.fusion.kernel import ProgramBuilder
+from ndengine.ops.fusion.program import ArraySpec, Const, NotFusible
+from ndengine.ops.gpu.fusion import cuda_source, kernel_for
 
 
 def program(build, dtype=np.float32, n=1000):
@@ -76,9 +76,9 @@ import ctypes  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
 
-from ndengine.ops import fusion  # noqa: E402
-from ndengine.ops.fusion_program import FUSIBLE_OPS  # noqa: E402
-from ndengine.ops.gpu_fusion import _C_TYPES  # noqa: E402
+from ndengine.ops.fusion import kernel as fusion  # noqa: E402
+from ndengine.ops.fusion.program import FUSIBLE_OPS  # noqa: E402
+from ndengine.ops.gpu.fusion import _C_TYPES  # noqa: E402
 
 _CTYPES = {"bool": ctypes.c_bool, "int8": ctypes.c_int8, "uint8": ctypes.c_uint8,
            "int16": ctypes.c_int16, "uint16": ctypes.c_uint16, "int32": ctypes.c_int32,

@@ -1,4 +1,4 @@
-"""The gpu kernels (ndengine/ops/gpu_*.py) against the CPU's, NumPy the oracle.
+"""The gpu kernels (ndengine/ops/gpu/*.py) against the CPU's, NumPy the oracle.
 
 Without a GPU the gpu device is the fake one: its kernels are handed NumPy arrays and run with
 xp = numpy, so every op's gpu code runs here and must give the CPU kernel's results. Where
@@ -15,9 +15,11 @@ from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ndengine.ops as ops
-from ndengine.ops import OpReq, gpu_kernels, gpu_random
-from ndengine.ops.elementwise import spec as elementwise_spec
-from ndengine.ops.reductions import REDUCTIONS
+from ndengine.ops import OpReq
+from ndengine.ops import host_fallback
+from ndengine.ops.gpu import kernels as gpu_kernels, random as gpu_random
+from ndengine.ops.elementwise.operators import spec as elementwise_spec
+from ndengine.ops.families.reductions import REDUCTIONS
 from ndengine.ops.registry import Operator, numpy_backed
 
 from gpu_samples import F, I, MASK, NANS, RANDOM, SAMPLES, SMALL, V
@@ -127,7 +129,7 @@ def builtin_names():
 def test_every_op_has_a_gpu_kernel_from_the_tables():
     for name in builtin_names():
         op = ops.get(name)
-        assert "gpu" in op.kernels, f"{name} has no gpu kernel: give it one in ops/gpu_*.py"
+        assert "gpu" in op.kernels, f"{name} has no gpu kernel: give it one in ops/gpu/*.py"
         assert op.kernels["gpu"] is op._device_kernels.get("gpu"), name
 
 
@@ -138,7 +140,9 @@ def test_every_op_has_a_gpu_test():
 
 
 def test_gpu_modules_never_import_cupy():
-    for path in pathlib.Path(gpu_kernels.__file__).parent.glob("gpu_*.py"):
+    paths = sorted(pathlib.Path(gpu_kernels.__file__).parent.glob("*.py"))
+    assert len(paths) > 5
+    for path in paths:
         text = path.read_text()
         assert "import cupy" not in text and "from cupy" not in text, path.name
 
@@ -419,7 +423,7 @@ def test_host_fallback_ops_run_through_the_host(monkeypatch):
     def spy(*args):
         calls.append(args[1])
         real(*args)
-    monkeypatch.setattr(gpu_kernels, "host_run", spy)
+    monkeypatch.setattr(host_fallback, "host_run", spy)
     for name in gpu_kernels.HOST_FALLBACK:
         ops.get(name)._forget_plans()
         calls.clear()

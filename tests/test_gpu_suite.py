@@ -1,6 +1,6 @@
 """The NumPy-differential test modules, run again with every array on a GPU: the real one
 when CuPy finds a GPU, else a fake one (NumPy standing in for CuPy, the same GPU code path:
-kernels from ops/gpu_*.py, streams, events, copies). One engine, the per-device one, which is
+kernels from ops/gpu/*.py, streams, events, copies). One engine, the per-device one, which is
 the engine of GPUs (the engine's own rules are tested under all three on the CPU)."""
 import os
 import subprocess

@@ -15,9 +15,12 @@ from numba import njit
 from numba.core.dispatcher import Dispatcher
 
 import ndengine.ops as ops
-from ndengine.ops import OpReq, compile_queue, deferred_loops as dl, elementwise, fusion_rows
-from ndengine.ops import elementwise_kernels as ek
-from ndengine.ops.parallel import use_parallel
+from ndengine.ops import OpReq
+from ndengine.ops.runtime import compile_queue, deferred_loops as dl
+from ndengine.ops.elementwise import operators as elementwise
+from ndengine.ops.fusion import rows as fusion_rows
+from ndengine.ops.elementwise import kernels as ek
+from ndengine.ops.runtime.parallel import use_parallel
 
 COMPILE_THREAD = "ndengine-compile"
 

@@ -1,4 +1,4 @@
-"""Deferred Numba loops (ops/deferred_loops.py): the exact state after each transition, the
+"""Deferred Numba loops (ops/runtime/deferred_loops.py): the exact state after each transition, the
 results unchanged across the switch from NumPy's loop to Numba's, and every deferring op's
 Numba loop equal to NumPy's ufunc (the loop most of the suite's short-lived signatures run)."""
 import itertools
@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import ndengine as nd
-from ndengine.ops import deferred_loops as dl, elementwise
+from ndengine.ops.runtime import deferred_loops as dl
+from ndengine.ops.elementwise import operators as elementwise
 
 
 

@@ -11,7 +11,9 @@ from hypothesis import assume, given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ndengine.ops as ops
-from ndengine.ops import OpReq, elementwise, parallel
+from ndengine.ops import OpReq
+from ndengine.ops.elementwise import operators as elementwise
+from ndengine.ops.runtime import parallel
 
 EXAMPLES = int(os.environ.get("NDENGINE_HYPOTHESIS_EXAMPLES", "15"))
 FAST = settings(max_examples=EXAMPLES, deadline=None)

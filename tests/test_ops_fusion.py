@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ndengine.ops import fusion, fusion_blocks
-from ndengine.ops.fusion import Const, NotFusible, ProgramBuilder, run_unfused
+from ndengine.ops.fusion import kernel as fusion, blocks as fusion_blocks
+from ndengine.ops.fusion.kernel import Const, NotFusible, ProgramBuilder, run_unfused
 
 from fusion_helpers import assert_identical, output_arrays, programs
 

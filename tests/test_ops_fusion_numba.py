@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from hypothesis import event, given, settings
 
-from ndengine.ops import fusion, fusion_kernels
-from ndengine.ops.fusion import Const, ProgramBuilder, run_unfused
+from ndengine.ops.fusion import kernel as fusion, kernel_cache as fusion_kernels
+from ndengine.ops.fusion.kernel import Const, ProgramBuilder, run_unfused
 
 from fusion_helpers import (BINARY, OTHER, UNARY, assert_identical, output_arrays, programs,
                             random_array, ulps)
@@ -208,7 +208,7 @@ def test_a_new_expression_compiles_in_the_background(tmp_path, monkeypatch):
 
 SUBPROCESS = textwrap.dedent("""
     import json, numpy as np
-    from ndengine.ops import fusion
+    from ndengine.ops.fusion import kernel as fusion
     a = np.arange(1000, dtype=np.float32)
     b = fusion.ProgramBuilder()
     node = b.apply("maximum", b.apply("multiply", b.array(a), 0.5), np.float32(100))

@@ -400,7 +400,7 @@ def test_overlapping_views_still_detached():
 def test_in_place_ops_on_both_sides_of_the_numpy_loop_size_match_numpy(dtype):
     """From INPLACE_NUMPY_ELEMENTS on, an op written into its first input runs NumPy's loop
     (an in-place Numba loop is not vectorised); below, the Numba loop: both give NumPy's."""
-    from ndengine.ops.elementwise import INPLACE_NUMPY_ELEMENTS
+    from ndengine.ops.elementwise.operators import INPLACE_NUMPY_ELEMENTS
     for size in (INPLACE_NUMPY_ELEMENTS - 1, INPLACE_NUMPY_ELEMENTS, 3 * INPLACE_NUMPY_ELEMENTS + 5):
         base = (np.arange(size) % 23 - 11).astype(dtype)
         other = (np.arange(size) % 7 + 1).astype(dtype)

@@ -284,7 +284,7 @@ def _host(values):
 
 def test_legacy_streams_are_ndengines_per_device_streams():
     from ndengine.core.gpu import xp
-    from ndengine.ops.gpu_random import make_generator
+    from ndengine.ops.gpu.random import make_generator
     nd.random.seed(3)
     ctx = nd.current_context()  # PCG64 on a CPU; the device's own generator on a GPU
     stream = make_generator(xp(ctx), [3, ctx.device_id, ctx.device_type == "gpu"])

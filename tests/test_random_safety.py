@@ -19,7 +19,7 @@ def _reference(seed, n):
     if ctx.device_type == "cpu":
         return np.random.Generator(np.random.PCG64(entropy)).random(n)
     from ndengine.core.gpu import xp
-    from ndengine.ops.gpu_random import make_generator
+    from ndengine.ops.gpu.random import make_generator
     drawn = make_generator(xp(ctx), entropy).random(n)
     return drawn if isinstance(drawn, np.ndarray) else drawn.get()
 

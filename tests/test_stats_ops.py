@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ndengine import ops
-from ndengine.ops.numpy_functions import stand_ins
+from ndengine.ops.families.numpy_functions import stand_ins
 
 Spec = collections.namedtuple("Spec", "shape dtype")
 HUGE = Spec((100_000, 300_000), np.dtype("float64"))  # 240 GB: inference must not touch it

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import ndengine as nd
-from ndengine.ops import parallel
+from ndengine.ops.runtime import parallel
 from venv_helpers import check_probe, make_venv, probe, run, tbb_expected
 
 

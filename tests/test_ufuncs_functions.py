@@ -9,7 +9,7 @@ from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ndengine as nd
-from ndengine.ops import parallel
+from ndengine.ops.runtime import parallel
 from ndarray_helpers import DTYPES, INTS, python_scalars, run_xp, shapes, values
 
 pytestmark = pytest.mark.usefixtures("nd_engine")

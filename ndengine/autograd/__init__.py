@@ -7,7 +7,7 @@
 
 ``record()`` tapes, per thread, the ops whose inputs are tracked (variables made by
 ``attach_grad``, and what ops made from them); ``backward`` walks the tape in reverse and
-pushes each op's gradient rule (``ndengine.ops.gradient_rules``) as ordinary ops, so
+pushes each op's gradient rule (``ndengine.ops.gradients.rules``) as ordinary ops, so
 gradients are asynchronous like everything else (core/tape.py has the mechanics).
 """
 from contextlib import contextmanager

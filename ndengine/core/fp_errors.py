@@ -28,10 +28,10 @@ An op that reads an array whose reports were not surfaced yet passes them on to 
 writes (``inherit``), so a wait on a result surfaces the reports of the ops it came from, and
 only those: a report never surfaces at a wait on an unrelated array.
 
-Compiled loops report through the same state (ops/fp_status.py: they return the processor's
+Compiled loops report through the same state (ops/runtime/fp_status.py: they return the processor's
 flags, reported as NumPy's loop of the op would); a fused window's generated Numba kernel
 returns the flags of the whole window, each error reported as raised by the window's first
-op that can raise it (ops/fusion_fp.py). A lazy window runs its ops one by one when one of
+op that can raise it (ops/fusion/fp_report.py). A lazy window runs its ops one by one when one of
 them was pushed under a state that raises, or when its ops were pushed under different
 states (lazy_run.py): each op then reports, or raises, at its own op.
 """
@@ -43,8 +43,8 @@ import warnings
 
 from .. import engine as _engine_mod
 from ..engine.errors import origin_location, running_origin
-from ..ops import fp_status as _status
-from ..ops.fusion_fp import ufunc_name
+from ..ops.runtime import fp_status as _status
+from ..ops.fusion.fp_report import ufunc_name
 
 __all__ = ["FPState", "state_at_push", "set_state", "reset_state", "collect", "inherit",
            "pending_ufuncs", "ufunc_name",

@@ -10,7 +10,7 @@ Two backends with the same methods, chosen per context by ``backend(ctx)``:
   CuPy; buffers are aligned NumPy byte arrays, copies are NumPy copies.
 
 ``xp`` is the array module the device's kernels compute with (``cupy`` or ``numpy``): the ops
-layer takes it from the arrays it is handed (ops/gpu_kernels.py).
+layer takes it from the arrays it is handed (ops/gpu/kernels.py).
 
 Staging of uploads (host to device). ``from_numpy`` must copy the user's values at the call
 (the user may change them right after), so it copies them into a pinned staging array there,

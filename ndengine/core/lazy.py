@@ -2,7 +2,7 @@
 the engine and pushed as ONE fused op (automatic fusion; Bohrium's instruction list, MXNet's
 bulking, jax.jit's fusion without a trace).
 
-An element-wise op (``ops.fusion``'s ``FUSIBLE_OPS``: unary and binary ufuncs, comparisons,
+An element-wise op (``ops.fusion.kernel``'s ``FUSIBLE_OPS``: unary and binary ufuncs, comparisons,
 ``where``, ``clip``, ``astype``) on arrays of ``FUSE_MIN_ELEMENTS`` elements or more (on a GPU:
 any array not small) is not pushed by `invoke`: it is recorded in this thread's lazy window,
 which hands back its output at once, an array with no memory yet. The window is flushed by segment.py's rules (any other op of
@@ -26,7 +26,7 @@ room before it is recorded, and a full window waits before its push, with its se
 released (segment.py's ``flush_full``); another thread that needs it (a reader) pushes it at
 once.
 
-The op (lazy_run.py's `FusedRun`) runs ``ops.fusion``'s kernel for the window's program,
+The op (lazy_run.py's `FusedRun`) runs ``ops.fusion.kernel``'s kernel for the window's program,
 built once per window structure (op names, their plan keys, how their arguments connect, which
 nodes are outputs; sizes and strides are in the plan keys, scalar values are arguments). It
 runs the ops one by one instead (each op's own plan, as if pushed alone; dead values in
@@ -64,7 +64,7 @@ import numpy as np
 
 from .. import engine as _engine_mod
 from ..engine import FnProperty
-from ..ops.fusion_program import FUSIBLE_OPS, TAIL_REDUCTIONS
+from ..ops.fusion.program import FUSIBLE_OPS, TAIL_REDUCTIONS
 from . import fp_errors as _fp
 from .array import NDArray
 from .chunk import Chunk, array_on as _array_on

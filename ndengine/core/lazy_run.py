@@ -1,7 +1,7 @@
 """The engine op of a flushed lazy window (lazy.py): the fused kernel of its program, or its
 ops one by one.
 
-`FusedRun` runs the window's program through ``ops.fusion``'s kernel, looked up in the program
+`FusedRun` runs the window's program through ``ops.fusion.kernel``'s kernel, looked up in the program
 cache (`_programs`, keyed by the window's structure: op names, plan keys, how arguments
 connect, which nodes are outputs), or each op alone with its own plan and the engine's failure
 rule per op: the first time a structure on arrays under ``BUILD_AT_ONCE_ELEMENTS`` is seen,
@@ -20,9 +20,9 @@ import math
 import numpy as np
 
 from ..ops import OpReq
-from ..ops.fusion import NotFusible, ProgramBuilder, kernel_for
-from ..ops.fusion_program import ArraySpec, Const
-from ..ops.gpu_fusion import kernel_for as gpu_kernel_for
+from ..ops.fusion.kernel import NotFusible, ProgramBuilder, kernel_for
+from ..ops.fusion.program import ArraySpec, Const
+from ..ops.gpu.fusion import kernel_for as gpu_kernel_for
 from . import fp_errors as _fp
 from . import gpu as _gpu
 from . import storage
@@ -43,7 +43,7 @@ def _program_for(key, nodes, leaves, out_nodes, scalars, ctx):
     and the first time a structure of small arrays is seen (one that never repeats, e.g. a
     loop over random cells, would pay a program build, ~50 us an op, per window: its ops run
     one by one instead). Arrays of ``BUILD_AT_ONCE_ELEMENTS`` or more are worth a build at
-    once. On a GPU the kernel is CUDA's (ops.gpu_fusion), on a fake GPU there is none."""
+    once. On a GPU the kernel is CUDA's (ops.gpu.fusion), on a fake GPU there is none."""
     if ctx.device_type != "cpu":
         key = (key, ctx.device_type)
     kernel = _programs.get(key, _UNSEEN)

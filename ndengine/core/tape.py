@@ -6,12 +6,12 @@ While a thread records (``autograd.record()``), ``invoke`` hands each op to
 ``invoke_recorded`` (its one line at the top), which runs it as usual and appends an `_Entry`
 when one of its inputs is tracked (a variable, or an output of an earlier entry); a view of a
 tracked array (``x[1:]``, ``x.T``, ``x.reshape(...)``) is an entry too (``note_view``).
-``backward`` walks the entries in reverse, calls each op's rule (``ops.gradient_rules``)
+``backward`` walks the entries in reverse, calls each op's rule (``ops.gradients.rules``)
 with the output's gradient, reduces each input's gradient to its shape (broadcasting), sums
 the gradients an array receives, and writes the variables' ``grad`` (``grad_req`` "write"
 or "add"; a "write" variable the heads reach only through results without a gradient, such
 as comparisons, gets zeros, as in MXNet). It pushes with recording paused, unless
-``create_graph`` (higher order). An op's rule: ``ops.gradient_rules.rule_of(op)`` (a
+``create_graph`` (higher order). An op's rule: ``ops.gradients.rules.rule_of(op)`` (a
 registered op's NumPy ``gradient``, else ``RULES``).
 
 State, field by field:
@@ -36,7 +36,7 @@ import weakref
 import numpy as np
 
 from .. import ops
-from ..ops.gradient_rules import RULES, rule_of
+from ..ops.gradients.rules import RULES, rule_of
 from . import array as _array
 from .array import NDArray
 from .chunk import RECORDING, array_on

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import ops
 from ..engine import Context, current_context
-from ..ops.creation import scalar_param
+from ..ops.families.creation import scalar_param
 from ..ops.dtypes import check_scalar_fits
 from ..ops.shapes import check_shape as _shape
 from ..core import COPY_REFUSED, NDArray, from_numpy as _from_numpy, invoke

@@ -4,7 +4,7 @@ it, and NumPy releases the GIL while it transforms), with NumPy's parameter list
 The transforms (fft, ifft, rfft, irfft, hfft, ihfft and their 2-d and n-d forms) give NumPy's
 result shapes and dtypes (float32 -> complex64; float64, integers and bool -> complex128;
 irfft and hfft real) and raise NumPy's errors for a bad ``n``, ``s``, ``axes`` or ``norm`` at
-the call, before anything is pushed (``ops.fft`` infers them without a transform of the data).
+the call, before anything is pushed (``ops.families.fft`` infers them without a transform of the data).
 ``s`` without ``axes``, or with None entries, gives NumPy 2's DeprecationWarning and means what
 it means there. ``out=`` (an NDArray) receives the result as NumPy documents it, cast with the
 same_kind rule; NumPy 2.4's own ifft2, irfft2 and hfft ignore their ``out``.
@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from .. import engine
-from ..ops import fft as fft_ops
+from ..ops.families import fft as fft_ops
 from . import signatures
 from .pushed import PUSHED
 

@@ -1,5 +1,5 @@
 """ndengine.linalg: numpy.linalg's functions, each one pushed op run by NumPy's own function
-(ops.linalg_decomp), with NumPy's parameter lists and result types (SVDResult, EighResult, ...
+(ops.families.linalg), with NumPy's parameter lists and result types (SVDResult, EighResult, ...
 as named tuples of NDArrays).
 
 Errors that depend on the values (a singular matrix, a matrix that is not positive definite)

@@ -12,8 +12,8 @@ import operator
 import numpy as np
 
 from .. import ops
-from ..ops import elementwise
-from ..ops.numpy_ops import stand_in
+from ..ops.elementwise import operators as elementwise
+from ..ops.families.numpy_operators import stand_in
 from ..ops.plans import NUMPY_SCALAR_TYPES
 from ..core import NDArray, as_operand as _as_operand, from_numpy, invoke
 from .ufuncs import apply_op, array_ufunc, context_of, defers_to, output_array
@@ -323,7 +323,7 @@ def _call_split(op, args):
     axis = args["axis"] % ary.ndim
     lead = (slice(None),) * axis
     return [ary[lead + (slice(start, stop),)] for start, stop in
-            ops.manipulation.split_bounds(ary.shape[axis], cuts)]
+            ops.families.movement.split_bounds(ary.shape[axis], cuts)]
 
 
 _NO_VALUE = np._NoValue  # NumPy's "not given" default (shown as <no value>)

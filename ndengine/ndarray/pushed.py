@@ -1,5 +1,5 @@
 """Module functions that are one pushed op each, run by NumPy's own function inside the op
-(ops.shaping, ops.selection, ops.linalg): tile, repeat, roll, pad, tril, triu, diag, diagonal,
+(ops.families.shaping, ops.families.selection, ops.families.products): tile, repeat, roll, pad, tril, triu, diag, diagonal,
 trace, indices, take, take_along_axis, choose, put, put_along_axis, compress, vdot, inner,
 outer, tensordot, einsum, kron; and the NDArray methods NumPy's arrays have for them.
 
@@ -16,8 +16,8 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from ..core import NDArray
-from ..ops.selection import along_axis_shape
-from ..ops.shaping import repeat_counts
+from ..ops.families.selection import along_axis_shape
+from ..ops.families.shaping import repeat_counts
 from .shaping import SHAPING, ordered_view
 from .signatures import (array_of, context_of, frozen, method, numpy_function, operand_of,
                          push, read_values)

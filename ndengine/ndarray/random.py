@@ -21,7 +21,7 @@ output; after it, ``random_order`` (an op that does nothing) writes ``turn``. So
 for order N, which waits for draw N to finish, failed or not. The engine marks failed only the
 vars an op writes, and the ops that write ``turn`` cannot fail, so a draw that fails (MemoryError
 for its output, say) fails its output alone and the next draws run. Parameters are checked at
-the call with NumPy's errors (ops/random.py): a bad one raises there and pushes nothing.
+the call with NumPy's errors (ops/families/random.py): a bad one raises there and pushes nothing.
 
 ``seed()`` pushes nothing: it replaces the device's state (a new Generator and a new ``turn``).
 Draws pushed before it keep the old generator, later ones use the new one, so it lands between
@@ -52,7 +52,7 @@ from ..ops.shapes import check_shape as _check_shape
 from .creation import empty as _empty
 from ..core import NDArray, invoke as _invoke
 from ..core.gpu import xp as _device_module
-from ..ops.gpu_random import make_generator as _make_generator
+from ..ops.gpu.random import make_generator as _make_generator
 
 __all__ = ["seed", "uniform", "normal", "randint", "rand", "randn", "random_sample", "random",
            "choice", "permutation", "shuffle", "default_rng", "Generator"]
@@ -199,7 +199,7 @@ def _call(state, method, values):
 
 
 # ---------------------------------------------------------------- NumPy's Generator API
-# method -> NumPy's parameters (numpy.random.Generator's, for every method ops.random runs)
+# method -> NumPy's parameters (numpy.random.Generator's, for every method ops.families.random runs)
 _GENERATOR_SIGNATURES = {
     "random": "size=None, dtype=np.float64, out=None",
     "standard_normal": "size=None, dtype=np.float64, out=None",

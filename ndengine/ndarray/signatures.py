@@ -13,7 +13,7 @@ import numpy as np
 from ..core import NDArray, as_operand, invoke
 from ..engine import current_context
 from .. import ops
-from ..ops.numpy_ops import FrozenArray
+from ..ops.families.numpy_operators import FrozenArray
 from .ufuncs import check_out, output_array
 
 __all__ = ["numpy_function", "numpy_signature", "method", "array_of", "operand_of", "context_of", "frozen", "read_values",

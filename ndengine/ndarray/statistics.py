@@ -1,5 +1,5 @@
 """Statistics, sorting and searching: module functions and NDArray methods with NumPy's names,
-parameters, defaults, dtypes and errors, each a pushed op (``ops.statistics``, ``ops.sorting``).
+parameters, defaults, dtypes and errors, each a pushed op (``ops.families.statistics``, ``ops.families.sorting``).
 
 They return at once: the op runs when its inputs are ready. The exceptions are the functions
 whose result SIZE depends on the values, which wait for their input before they return:

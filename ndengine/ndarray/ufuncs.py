@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import ops
 from ..engine import current_context
-from ..ops import elementwise
+from ..ops.elementwise import operators as elementwise
 from ..ops.dtypes import output_casting_error
 from ..ops.shapes import broadcast_shapes
 from ..core import NDArray, as_operand as _as_operand, invoke

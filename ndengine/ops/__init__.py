@@ -10,35 +10,39 @@ into preallocated NumPy outputs::
 
 Each op is decided once per call signature (``Operator.plan``, ``ops.plans``): the plan
 carries the outputs, the per-call value checks and the kernel to run from the push to the run.
+
+Layout, by stage; a folder imports only the ones listed before it (and ``ndengine.engine``),
+and the modules inside a folder import one way (each folder's ``__init__`` lists its order):
+
+* ``runtime/``: threads, compiles, fork-safe caches and the processor's FP flags;
+* the op model, here: ``dtypes``, ``shapes``, ``plans`` (the per-signature memo),
+  ``outputs`` (writing into preallocated outputs), ``registry`` (``Operator``),
+  ``host_fallback`` (a device's run of a CPU kernel on host copies);
+* ``elementwise/``: the element-wise ops (Numba loops, dtype rules, plans, one table);
+* ``families/``: every other family (reductions, movement, products, linalg, ...);
+* ``fusion/``: fused element-wise programs, run as one pass over memory;
+* ``gpu/``: every op's gpu kernel, against CuPy or NumPy;
+* ``gradients/``: autograd's rules, a table over op names.
 """
-from . import parallel  # noqa: F401  (picks a thread-safe Numba layer before any kernel runs)
+from .runtime import parallel  # noqa: F401  (picks a thread-safe Numba layer before any kernel runs)
 from .dtypes import EXTENDED_DTYPES, SUPPORTED_DTYPES, check_dtype, result_type
 from .plans import Plan
 from .registry import Operator, OpReq, get, names, register
-from . import (creation, elementwise, elementwise_tables, indexing, linalg, manipulation,
-               random, reductions, ufunc_methods)
-from . import sorting, statistics
+from .elementwise import tables as _elementwise_tables, ufunc_methods as _ufunc_methods
+from .families import (creation as _creation, fft as _fft, indexing as _indexing,
+                       linalg as _linalg, movement as _movement, products as _products,
+                       random as _random, reductions as _reductions, selection as _selection,
+                       shaping as _shaping, sorting as _sorting, statistics as _statistics)
+from .gradients import user_gradient as _user_gradient
+from .gpu import registration as _gpu_registration
 
-elementwise_tables.register_all()
-reductions.register_all()
-linalg.register_all()
-creation.register_all()
-manipulation.register_all()
-indexing.register_all()
-random.register_all()
-ufunc_methods.register_all()  # NumPy's ufunc.reduce & co. (and ufunc.at) as one op
-from . import linalg_decomp, selection, shaping  # noqa: E402  (NumPy's functions as ops)
-shaping.register_all()
-selection.register_all()
-linalg_decomp.register_all()
-statistics.register_all()
-sorting.register_all()
-from . import fft  # noqa: E402  (numpy.fft's transforms as ops)
-fft.register_all()
-from . import user_gradient  # noqa: E402  (autograd's op for users' NumPy gradients)
-user_gradient.register_all()
-from . import gpu_kernels  # noqa: E402  (every op's gpu kernel, from the tables above: last)
-gpu_kernels.register_all()
+# the registry's built-in ops, family by family; the gpu kernels come last: they are made
+# from the CPU ops' tables
+for _family in (_elementwise_tables, _reductions, _products, _creation, _movement, _indexing,
+                _random, _ufunc_methods, _shaping, _selection, _linalg, _statistics, _sorting,
+                _fft, _user_gradient, _gpu_registration):
+    _family.register_all()
+del _family
 
 __all__ = ["OpReq", "Operator", "register", "get", "names", "SUPPORTED_DTYPES",
            "EXTENDED_DTYPES", "check_dtype", "result_type", "Plan"]

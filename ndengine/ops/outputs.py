@@ -18,7 +18,7 @@ from typing import Callable
 
 import numpy as np
 
-from .registry import OpReq
+from .plans import OpReq
 
 
 def data_address(a) -> int:

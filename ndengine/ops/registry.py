@@ -34,7 +34,7 @@ class Operator:
     ``value_params``: params keyed by type when they are scalars (read per call);
     ``unkeyed_params``: params that change no decision.
 
-    Devices other than "cpu" (see ``ops.gpu_kernels``): a kernel installed with
+    Devices other than "cpu" (see ``ops.gpu.kernels``): a kernel installed with
     ``set_device_planner(device, planner)`` reuses the CPU inference exactly: the plan for
     ``device`` is ``Plan(cpu_plan.outputs, planner(op, inputs, params, cpu_plan),
     cpu_plan.check)``, so the outputs, dtypes and errors at the call are the CPU's.  A kernel
@@ -118,7 +118,7 @@ class Operator:
         kernel = self.kernels.get(device)
         if kernel is None and device != "cpu" and "cpu" in self.kernels:
             # a user's op with a CPU kernel only: that kernel, on host copies of the values
-            from .gpu_kernels import host_planner
+            from .host_fallback import host_planner
             cpu_plan = self.plan(inputs, params, target=target, aliases=aliases, req=req,
                                  device="cpu")
             return Plan(cpu_plan.outputs, host_planner(self, inputs, params, cpu_plan),
@@ -237,7 +237,7 @@ class Operator:
             plan.check(inputs, params)
         xp = np
         if device != "cpu":
-            from .gpu_kernels import inputs_module
+            from .host_fallback import inputs_module
             xp = inputs_module(inputs)
         outputs = [xp.empty(shape, dtype) for shape, dtype in plan.outputs]
         plan.run(list(inputs), outputs, [OpReq.WRITE_TO] * len(outputs), params)

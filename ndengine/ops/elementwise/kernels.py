@@ -1,0 +1,582 @@
+"""Numba scalar functions and the 1-D loop kernels built around them.
+
+Every element-wise op is a scalar function of Numba scalars; ``*_kernels(f)``
+wraps it in contiguous 1-D loops (serial and ``prange``).  The driver in
+``elementwise.py`` casts inputs to the computation dtype first, so there is
+one compiled specialisation per (op, dtype, loop variant).
+
+Scalar functions whose right answer depends on the dtype (integer division by
+zero, unsigned negation, NaN-propagating max) pick an implementation from the
+Numba type via ``@overload``, mirroring NumPy's C loops.  They live in this file
+on purpose: Numba's on-disk cache is invalidated by edits to the file that
+defines a kernel, so kernels and the functions they inline must share a file.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit, prange, types, uintp
+from numba.extending import overload, register_jitable
+from numba.np.numpy_support import as_dtype
+
+# Touch this file after editing fp_flags.py: Numba's disk cache of these kernels is keyed by
+# this file only, and the flag functions are compiled into every loop.
+from ..runtime.fp_flags import fp_clear, fp_flags, fp_raise_divide, fp_raise_overflow
+
+# error_model="numpy": integer x // 0 must give NumPy's 0 instead of raising.
+_JIT = dict(nogil=True, cache=True, error_model="numpy")
+_PARALLEL_JIT = dict(_JIT, parallel=True)
+_SCALAR_JIT = dict(error_model="numpy")
+
+
+
+def _constants(numba_type, *values):
+    """Python numbers as NumPy scalars of ``numba_type``, so arithmetic stays in that type."""
+    scalar_type = as_dtype(numba_type).type
+    return tuple(scalar_type(v) for v in values)
+
+
+def _is_signed_int(t):
+    return isinstance(t, types.Integer) and t.signed
+
+
+def _is_unsigned_int(t):
+    return isinstance(t, types.Integer) and not t.signed
+
+
+# ---------------------------------------------------------------- unary scalars
+
+def negative(x):
+    raise NotImplementedError  # body is chosen by type in the overload below
+
+
+@overload(negative, jit_options=_SCALAR_JIT)
+def _negative(x):
+    if isinstance(x, types.Integer):
+        (zero,) = _constants(x, 0)
+        return lambda x: zero - x  # unsigned wraps like NumPy
+    return lambda x: -x
+
+
+def absolute(x):
+    raise NotImplementedError
+
+
+@overload(absolute, jit_options=_SCALAR_JIT)
+def _absolute(x):
+    if isinstance(x, types.Boolean) or _is_unsigned_int(x):
+        return lambda x: x
+    return lambda x: abs(x)
+
+
+def _integers_unchanged(float_impl):
+    """floor/ceil/rint of an integer is the integer (NumPy 2 keeps the int dtype)."""
+    def typer(x):
+        if isinstance(x, (types.Integer, types.Boolean)):
+            return lambda x: x
+        return float_impl
+    return typer
+
+
+def floor(x):
+    raise NotImplementedError
+
+
+def ceil(x):
+    raise NotImplementedError
+
+
+def rint(x):
+    raise NotImplementedError
+
+
+overload(floor, jit_options=_SCALAR_JIT)(_integers_unchanged(lambda x: np.floor(x)))
+overload(ceil, jit_options=_SCALAR_JIT)(_integers_unchanged(lambda x: np.ceil(x)))
+# np.rint rounds half to even, like np.round(decimals=0).
+overload(rint, jit_options=_SCALAR_JIT)(_integers_unchanged(lambda x: np.rint(x)))
+
+
+def sign(x):
+    raise NotImplementedError
+
+
+@overload(sign, jit_options=_SCALAR_JIT)
+def _sign(x):
+    if isinstance(x, types.Float):
+        zero, one = _constants(x, 0, 1)
+
+        def float_sign(x):
+            if x > zero:
+                return one
+            if x < zero:
+                return -one
+            if x == zero:
+                return zero  # +0.0 for -0.0 too, as np.sign gives
+            return x  # NaN
+        return float_sign
+    zero, one = _constants(x, 0, 1)
+    if _is_unsigned_int(x):
+        return lambda x: one if x > zero else zero
+    return lambda x: (one if x > zero else zero) - (one if x < zero else zero)
+
+
+def invert(x):
+    raise NotImplementedError
+
+
+@overload(invert, jit_options=_SCALAR_JIT)
+def _invert(x):
+    if isinstance(x, types.Boolean):
+        return lambda x: not x  # Python's ~True is -2; NumPy's is False
+    if isinstance(x, types.Integer):
+        return lambda x: ~x
+    return None  # floats: no implementation, as in NumPy
+
+
+def sigmoid(x):
+    raise NotImplementedError
+
+
+@overload(sigmoid, jit_options=_SCALAR_JIT)
+def _sigmoid(x):
+    (one,) = _constants(x, 1)
+    return lambda x: one / (one + np.exp(-x))
+
+
+def relu(x):
+    raise NotImplementedError
+
+
+@overload(relu, jit_options=_SCALAR_JIT)
+def _relu(x):
+    (zero,) = _constants(x, 0)
+    return lambda x: maximum(x, zero)
+
+
+# --------------------------------------------------------------- binary scalars
+
+def maximum(x, y):
+    raise NotImplementedError
+
+
+# NumPy's float maximum/minimum loops (scalar and SIMD alike): x if it is NaN or strictly
+# beyond y, else y. So a tie of signed zeros gives y (maximum(0.0, -0.0) is -0.0), and of two
+# NaNs, x's (its payload and sign bit).
+@overload(maximum, jit_options=_SCALAR_JIT)
+def _maximum(x, y):
+    if isinstance(x, types.Float):
+        return lambda x, y: x if (x > y or np.isnan(x)) else y
+    return lambda x, y: x if x >= y else y
+
+
+def minimum(x, y):
+    raise NotImplementedError
+
+
+@overload(minimum, jit_options=_SCALAR_JIT)
+def _minimum(x, y):
+    if isinstance(x, types.Float):
+        return lambda x, y: x if (x < y or np.isnan(x)) else y
+    return lambda x, y: x if x <= y else y
+
+
+def floor_divide(x, y):
+    raise NotImplementedError
+
+
+@overload(floor_divide, jit_options=_SCALAR_JIT)
+def _floor_divide(x, y):
+    if isinstance(x, types.Float):
+        return lambda x, y: float_divmod(x, y)[0]
+    (zero,) = _constants(x, 0)
+    if _is_signed_int(x):
+        (smallest,) = _constants(x, np.iinfo(as_dtype(x)).min)
+
+        def signed_floor_divide(x, y):
+            if y == zero:
+                fp_raise_divide()  # NumPy: x // 0 == 0, reported as a division by zero
+                return zero
+            if y == -1:
+                if x == smallest:
+                    fp_raise_overflow()  # MIN // -1: NumPy reports the wrap as an overflow
+                return zero - x  # MIN // -1 wraps to MIN instead of trapping
+            return x // y
+        return signed_floor_divide
+
+    def unsigned_floor_divide(x, y):
+        if y == zero:
+            fp_raise_divide()
+            return zero
+        return x // y
+    return unsigned_floor_divide
+
+
+def remainder(x, y):
+    raise NotImplementedError
+
+
+@overload(remainder, jit_options=_SCALAR_JIT)
+def _remainder(x, y):
+    if isinstance(x, types.Float):
+        return lambda x, y: float_divmod(x, y)[1]
+    (zero,) = _constants(x, 0)
+    if _is_signed_int(x):
+        def signed_remainder(x, y):
+            if y == zero:
+                fp_raise_divide()  # NumPy: x % 0 == 0, reported as a division by zero
+                return zero
+            if y == -1:
+                return zero  # MIN % -1 would trap in hardware
+            return x % y  # Numba follows Python: result takes the divisor's sign
+        return signed_remainder
+
+    def unsigned_remainder(x, y):
+        if y == zero:
+            fp_raise_divide()
+            return zero
+        return x % y
+    return unsigned_remainder
+
+
+def float_divmod(a, b):
+    raise NotImplementedError
+
+
+@overload(float_divmod, jit_options=_SCALAR_JIT)
+def _float_divmod(a, b):
+    zero, one, half = _constants(a, 0, 1, 0.5)
+
+    def npy_divmod(a, b):
+        # Port of NumPy's npy_divmod (npymath) so // and % match bit for bit.
+        mod = np.fmod(a, b)
+        if b == zero:
+            return a / b, mod
+        div = (a - mod) / b
+        if mod != zero:
+            if (b < zero) != (mod < zero):
+                mod = mod + b
+                div = div - one
+        else:
+            mod = np.copysign(zero, b)
+        if div != zero:
+            floordiv = np.floor(div)
+            if div - floordiv > half:
+                floordiv = floordiv + one
+        else:
+            floordiv = np.copysign(zero, a / b)
+        return floordiv, mod
+    return npy_divmod
+
+
+def power(x, y):
+    raise NotImplementedError
+
+
+@overload(power, jit_options=_SCALAR_JIT)
+def _power(x, y):
+    if isinstance(x, types.Float):
+        return lambda x, y: x ** y
+    (one,) = _constants(x, 1)
+
+    def integer_power(x, y):
+        # Square-and-multiply in the integer type, wrapping like NumPy's int loop.
+        # Negative exponents are rejected by the driver before the loop runs.
+        base, exponent = x, y
+        result = one
+        while exponent > 0:
+            if exponent & 1:
+                result = result * base
+            base = base * base
+            exponent = exponent >> 1
+        return result
+    return integer_power
+
+
+@register_jitable
+def where_select(condition, x, y):
+    return x if condition else y
+
+
+@register_jitable
+def clip(x, low, high):
+    # NumPy's clip loop: minimum(maximum(x, low), high) with maximum/minimum's rules above
+    # (clip(-0.0, 0.0, 1.0) is 0.0; a NaN x, else a NaN bound, is the result)
+    return minimum(maximum(x, low), high)
+
+
+
+
+# ------------------------------------------- scalars that need no type dispatch
+# (inputs arrive already cast to the computation dtype, so plain operators
+# give NumPy's result; narrow ints are widened by Numba and wrap on store.)
+
+@register_jitable
+def positive(x):
+    return x
+
+@register_jitable
+def square(x):
+    return x * x
+
+@register_jitable
+def logical_not(x):
+    return not x
+
+@register_jitable
+def exp(x):
+    return np.exp(x)
+
+@register_jitable
+def log(x):
+    return np.log(x)
+
+@register_jitable
+def log1p(x):
+    return np.log1p(x)
+
+@register_jitable
+def expm1(x):
+    return np.expm1(x)
+
+@register_jitable
+def sqrt(x):
+    return np.sqrt(x)
+
+@register_jitable
+def sin(x):
+    return np.sin(x)
+
+@register_jitable
+def cos(x):
+    return np.cos(x)
+
+@register_jitable
+def tan(x):
+    return np.tan(x)
+
+@register_jitable
+def tanh(x):
+    return np.tanh(x)
+
+@register_jitable
+def arcsin(x):
+    return np.arcsin(x)
+
+@register_jitable
+def arccos(x):
+    return np.arccos(x)
+
+@register_jitable
+def arctan(x):
+    return np.arctan(x)
+
+@register_jitable
+def add(x, y):
+    return x + y
+
+@register_jitable
+def subtract(x, y):
+    return x - y
+
+@register_jitable
+def multiply(x, y):
+    return x * y
+
+@register_jitable
+def true_divide(x, y):
+    return x / y
+
+@register_jitable
+def equal(x, y):
+    return x == y
+
+@register_jitable
+def not_equal(x, y):
+    return x != y
+
+@register_jitable
+def less(x, y):
+    return x < y
+
+@register_jitable
+def less_equal(x, y):
+    return x <= y
+
+@register_jitable
+def greater(x, y):
+    return x > y
+
+@register_jitable
+def greater_equal(x, y):
+    return x >= y
+
+@register_jitable
+def bitwise_and(x, y):
+    return x & y
+
+@register_jitable
+def bitwise_or(x, y):
+    return x | y
+
+@register_jitable
+def bitwise_xor(x, y):
+    return x ^ y
+
+
+# ------------------------------------------------------------------ loop kernels
+
+class LoopKernels(NamedTuple):
+    """Contiguous 1-D loops for one scalar function; ``None`` where arity has none."""
+    serial: object
+    parallel: object
+    serial_array_scalar: object = None    # binary: second operand is one element
+    parallel_array_scalar: object = None
+    serial_scalar_array: object = None    # binary: first operand is one element
+    parallel_scalar_array: object = None
+
+
+# Each loop returns the FP flags its elements raised (fp_clear/fp_flags above). A parallel
+# loop runs one contiguous part per thread (the flags are per thread), each part's flags
+# kept in ``raised`` and combined at the end. A fixed count of parts, spread over Numba's
+# threads by prange (Numba's thread count is read through a pointer: uncacheable). A part's
+# index is unsigned: a signed one pays a negative-index check per element, which kept
+# LLVM from vectorising (x + 1 on 1M float64 ran 4-9x slower); slices of the arrays
+# instead would alias them, and an in-place loop then lost Numba's noalias (2x slower).
+_PARTS = 64
+
+@register_jitable
+def _part(p, parts, n):
+    step = -(-n // parts)
+    return p * step, min(n, (p + 1) * step)
+
+
+@register_jitable
+def _combined(raised):
+    flags = 0
+    for value in raised:
+        flags |= value
+    return flags
+
+
+def unary_kernels(f) -> LoopKernels:
+    @njit(**_JIT)
+    def serial(x, out):
+        fp_clear()
+        for i in range(out.size):
+            out[i] = f(x[i])
+        return fp_flags()
+
+    @njit(**_PARALLEL_JIT)
+    def parallel(x, out):
+        parts = _PARTS
+        raised = np.zeros(parts, np.int32)
+        for p in prange(parts):
+            fp_clear()
+            lo, hi = _part(p, parts, out.size)
+            for i in range(uintp(lo), uintp(hi)):
+                out[i] = f(x[i])
+            raised[p] = fp_flags()
+        return _combined(raised)
+
+    return LoopKernels(serial, parallel)
+
+
+def binary_kernels(f) -> LoopKernels:
+    @njit(**_JIT)
+    def serial(x, y, out):
+        fp_clear()
+        for i in range(out.size):
+            out[i] = f(x[i], y[i])
+        return fp_flags()
+
+    @njit(**_PARALLEL_JIT)
+    def parallel(x, y, out):
+        parts = _PARTS
+        raised = np.zeros(parts, np.int32)
+        for p in prange(parts):
+            fp_clear()
+            lo, hi = _part(p, parts, out.size)
+            for i in range(uintp(lo), uintp(hi)):
+                out[i] = f(x[i], y[i])
+            raised[p] = fp_flags()
+        return _combined(raised)
+
+    # A scalar operand is passed as a 1-element array: one type per dtype,
+    # and the loop reads it once instead of from a broadcast buffer.
+    @njit(**_JIT)
+    def serial_array_scalar(x, y, out):
+        fp_clear()
+        b = y[0]
+        for i in range(out.size):
+            out[i] = f(x[i], b)
+        return fp_flags()
+
+    @njit(**_PARALLEL_JIT)
+    def parallel_array_scalar(x, y, out):
+        b = y[0]
+        parts = _PARTS
+        raised = np.zeros(parts, np.int32)
+        for p in prange(parts):
+            fp_clear()
+            lo, hi = _part(p, parts, out.size)
+            for i in range(uintp(lo), uintp(hi)):
+                out[i] = f(x[i], b)
+            raised[p] = fp_flags()
+        return _combined(raised)
+
+    @njit(**_JIT)
+    def serial_scalar_array(x, y, out):
+        fp_clear()
+        a = x[0]
+        for i in range(out.size):
+            out[i] = f(a, y[i])
+        return fp_flags()
+
+    @njit(**_PARALLEL_JIT)
+    def parallel_scalar_array(x, y, out):
+        a = x[0]
+        parts = _PARTS
+        raised = np.zeros(parts, np.int32)
+        for p in prange(parts):
+            fp_clear()
+            lo, hi = _part(p, parts, out.size)
+            for i in range(uintp(lo), uintp(hi)):
+                out[i] = f(a, y[i])
+            raised[p] = fp_flags()
+        return _combined(raised)
+
+    return LoopKernels(serial, parallel, serial_array_scalar, parallel_array_scalar,
+                       serial_scalar_array, parallel_scalar_array)
+
+
+def ternary_kernels(f) -> LoopKernels:
+    @njit(**_JIT)
+    def serial(x, y, z, out):
+        fp_clear()
+        for i in range(out.size):
+            out[i] = f(x[i], y[i], z[i])
+        return fp_flags()
+
+    @njit(**_PARALLEL_JIT)
+    def parallel(x, y, z, out):
+        parts = _PARTS
+        raised = np.zeros(parts, np.int32)
+        for p in prange(parts):
+            fp_clear()
+            lo, hi = _part(p, parts, out.size)
+            for i in range(uintp(lo), uintp(hi)):
+                out[i] = f(x[i], y[i], z[i])
+            raised[p] = fp_flags()
+        return _combined(raised)
+
+    return LoopKernels(serial, parallel)
+
+
+@njit(**_JIT)
+def any_negative(x):
+    """Integer power guard: NumPy refuses negative integer exponents."""
+    for i in range(x.size):
+        if x[i] < 0:
+            return True
+    return False

@@ -1,0 +1,16 @@
+"""The op families other than element-wise: each module registers its ops (``register_all``).
+
+Two factories make most of them from tables: ``numpy_operators`` (an op whose kernel is
+NumPy's own function, with a shape rule) and ``numpy_functions`` (the same with inference on
+small stand-ins). Modules, each importing only those above it (and the op model):
+
+* ``numpy_operators``, ``numpy_functions``: the two factories;
+* ``indexing``: ``x[key]`` as a copy and ``target[key] = value``;
+* ``creation``: fill, arange, linspace, eye; ``random``: draws from a Generator;
+* ``movement``: copy/astype, concatenate, stack, split;
+* ``reductions``: sum, mean, max, ..., std, var;
+* ``products``: dot, matmul, vdot, inner, ...; ``linalg``: numpy.linalg's functions;
+* ``shaping``: tile, repeat, roll, pad, ...; ``selection``: take, choose, ...;
+* ``statistics``: nan-reductions, medians, quantiles, histograms;
+* ``sorting``: sort, argsort, partition, searchsorted, ...; ``fft``: numpy.fft.
+"""

@@ -1,0 +1,199 @@
+"""Reductions: sum, mean, max, min, prod, argmax, argmin, std, var.
+
+The kernels call NumPy's own reductions on purpose: NumPy sums floats
+pairwise, so a Numba loop would differ in the last bits for sum/mean/std/var,
+and its reduction loops already release the GIL and use SIMD.  What this
+module adds is inference without data (shape, NumPy's dtype, NumPy's errors),
+the OpReq/overlap handling and empty-input behaviour without warnings.
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from ..dtypes import check_dtype, is_array_spec, result_type
+from ..outputs import detach_overlapping, single_output, write_with_req
+from ..plans import Plan
+from ..registry import OpReq, add_operator, kernel_run, numpy_backed
+from ..shapes import normalize_axes, reduced_shape, shape_of
+
+_WRITE_TO = OpReq.WRITE_TO
+_WRITE_INPLACE = OpReq.WRITE_INPLACE
+_REDUCTION_PARAMS = frozenset(("axis", "keepdims", "ddof", "dtype", "out_dtype"))
+
+# the ufunc whose reduce method np.sum & co. call (calling it directly skips ~2 us of wrappers)
+_UFUNC_OF = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
+
+# name -> (NumPy function, needs at least one element, NumPy's name in its error)
+REDUCTIONS = {
+    "sum": (np.sum, False, None),
+    "prod": (np.prod, False, None),
+    "mean": (np.mean, False, None),
+    "std": (np.std, False, None),
+    "var": (np.var, False, None),
+    "max": (np.max, True, "zero-size array to reduction operation maximum which has no identity"),
+    "min": (np.min, True, "zero-size array to reduction operation minimum which has no identity"),
+    "argmax": (np.argmax, True, "attempt to get argmax of an empty sequence"),
+    "argmin": (np.argmin, True, "attempt to get argmin of an empty sequence"),
+}
+_STATISTICS = ("mean", "std", "var")  # empty input gives NaN
+_ARG_REDUCTIONS = ("argmax", "argmin")
+
+
+def _input_dtype(x) -> np.dtype:
+    return check_dtype(x.dtype) if is_array_spec(x) else result_type(x)
+
+
+class Reduction:
+    def __init__(self, name):
+        self.name = name
+        self.numpy_fn, self.needs_elements, self.empty_message = REDUCTIONS[name]
+        self.ufunc = _UFUNC_OF.get(name)
+
+    def axes(self, x, axis):
+        ndim = len(shape_of(x))
+        if (axis is not None and type(axis) is not int and type(axis) is not tuple
+                and not isinstance(axis, (bool, np.bool_)) and hasattr(axis, "__index__")):
+            axis = operator.index(axis)  # np.int64(0), a 0-d integer array: an int axis
+        if self.name in _ARG_REDUCTIONS and axis is not None and not isinstance(axis, (int, np.integer)):
+            try:  # NumPy takes anything with __index__ (a 0-d integer array)
+                axis = operator.index(axis)
+            except TypeError:
+                raise TypeError(f"{self.name} takes a single integer axis or None, "
+                                f"got {axis!r}") from None
+        if (ndim == 0 and type(axis) in (int, np.intp) and axis in (0, -1)
+                and self.name not in _STATISTICS):
+            return ()  # NumPy's legacy rule: axis 0 or -1 of a 0-d array reduces nothing
+        return normalize_axes(axis, ndim)
+
+    def output_dtype(self, input_dtype: np.dtype, dtype=None, out_dtype=None) -> np.dtype:
+        """NumPy's result dtype, from its own function on a one-element stand-in (sum of
+        int32 -> int64, sum(uint8, dtype=uint32) -> uint32, ...).  ``out_dtype``: the
+        dtype of the ``out=`` array, which NumPy writes (and for some reductions
+        accumulates) in; the stand-in raises NumPy's error where it refuses that out."""
+        stand_in = np.zeros(1, input_dtype)
+        kwargs = {} if dtype is None else {"dtype": dtype}
+        if out_dtype is not None:
+            self.numpy_fn(stand_in, out=np.empty((), out_dtype), **kwargs)
+            return check_dtype(out_dtype)
+        if self.name in _ARG_REDUCTIONS:
+            return np.dtype(np.intp)
+        return check_dtype(self.numpy_fn(stand_in, **kwargs).dtype)
+
+    def infer(self, x, axis=None, keepdims=False, ddof=0, dtype=None, out_dtype=None):
+        if type(keepdims) is not bool and self.name not in _ARG_REDUCTIONS:
+            operator.index(keepdims)  # NumPy's TypeError for None, a string, a NumPy bool
+        if type(ddof) is not int and self.name in ("std", "var"):
+            np.subtract(0, ddof)  # NumPy's TypeError for None or a string, at the call
+        if self.name == "std" and out_dtype is not None and np.dtype(out_dtype).kind in "iub":
+            raise TypeError(f"Cannot cast ufunc 'sqrt' output from dtype('float64') to "
+                            f"{np.dtype(out_dtype)!r} with casting rule 'same_kind'")
+        shape = shape_of(x)
+        axes = self.axes(x, axis)
+        count = math.prod(shape[a] for a in axes)
+        if self.needs_elements and count == 0:
+            raise ValueError(self.empty_message)
+        if self.name in _ARG_REDUCTIONS and axis is None:
+            out_shape = (1,) * len(shape) if keepdims else ()
+        else:
+            out_shape = reduced_shape(shape, axes, keepdims)
+        if dtype is not None:
+            if self.name in _ARG_REDUCTIONS:
+                raise TypeError(f"{self.name}() got an unexpected keyword argument 'dtype'")
+            dtype = check_dtype(dtype)
+            if self.name == "std" and out_shape and dtype.kind in "iu":
+                # NumPy's sqrt into its int array result refuses (a 0-d result is a scalar)
+                raise TypeError(f"Cannot cast ufunc 'sqrt' output from dtype('float64') to "
+                                f"{dtype!r} with casting rule 'same_kind'")
+        return [(out_shape, self.output_dtype(_input_dtype(x), dtype, out_dtype))]
+
+    def plan(self, op, inputs, params, target, aliases, req) -> Plan:
+        """The op's planner: NumPy's own ufunc.reduce call when it does it all, else the
+        general kernel."""
+        return Plan(op.general_infer(inputs, params),
+                    self._reduce_run(inputs, params, aliases, req) or kernel_run(self.kernel))
+
+    def _reduce_run(self, inputs, params, aliases, req):
+        """np.sum(x, axis, out=out, keepdims=k) on an ndarray is exactly
+        np.add.reduce(x, axis, None, out, keepdims=k) (numpy's _wrapreduction): for axis None
+        or one int, a plain write and no overlap, the plan runs that call."""
+        ufunc = self.ufunc
+        axis = params.get("axis")
+        keepdims = params.get("keepdims", False)
+        dtype = params.get("dtype")
+        x = inputs[0] if len(inputs) == 1 else None
+        if (ufunc is None or req not in (None, _WRITE_TO, _WRITE_INPLACE) or any(aliases or ())
+                or type(keepdims) is not bool or not is_array_spec(x)
+                or isinstance(x, np.generic) or not params.keys() <= _REDUCTION_PARAMS):
+            return None
+        ndim = len(shape_of(x))
+        if axis is None:
+            axes = None
+        elif type(axis) is int and -ndim <= axis < ndim:
+            axes = (axis % ndim,)
+        else:
+            return None
+
+        def run(inputs, outputs, req, params):
+            ufunc.reduce(inputs[0], axes, dtype, outputs[0], keepdims=keepdims)
+        return run
+
+    def kernel(self, inputs, outputs, req, axis=None, keepdims=False, ddof=0, dtype=None,
+               out_dtype=None):
+        # out_dtype only told infer the output's dtype: NumPy's own function writing into
+        # an output of that dtype does the rest (accumulating in it where NumPy does)
+        out, req = single_output(outputs, req)
+        if req is OpReq.NULL:
+            return
+        x = np.asarray(inputs[0])
+        axes = self.axes(x, axis)
+        if req is not OpReq.ADD_TO:
+            (x,) = detach_overlapping([x], [out], allow_same_view=False)
+        empty = math.prod(x.shape[a] for a in axes) == 0
+
+        def compute(target):
+            if empty and self.name in _STATISTICS:
+                # NumPy's answer, minus its warnings: the sum of no elements over a count of
+                # 0, 0 / 0 in the result's dtype (complex: nan+nanj; the NaN's bits are the
+                # division's, sign bit included), cast as NumPy's into an int out
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    np.copyto(target, np.true_divide(target.dtype.type(0), 0),
+                              casting="unsafe")
+                return
+            if self.name in _ARG_REDUCTIONS:
+                target[...] = self.numpy_fn(x, axis=axis, keepdims=keepdims)
+                return
+            extra = {"ddof": ddof} if self.name in ("std", "var") else {}
+            if dtype is not None:
+                extra["dtype"] = dtype
+            if self.name in _STATISTICS and x.dtype == np.float16 and out_dtype is None:
+                # NumPy computes a float16 mean/std/var in float32 unless given out= (then
+                # it accumulates in float16): its answer is the one without out=
+                np.copyto(target, self.numpy_fn(x, axis=None if axis is None else axes,
+                                                keepdims=keepdims, **extra), casting="unsafe")
+                return
+            if extra and out_dtype is None and target.dtype.kind in "iub":
+                # std/var(dtype=int): NumPy computes in float and casts the result; its sqrt
+                # into an int out= would refuse (that case fails in infer, at the call)
+                np.copyto(target, self.numpy_fn(x, axis=None if axis is None else axes,
+                                                keepdims=keepdims, **extra), casting="unsafe")
+                return
+            self.numpy_fn(x, axis=None if axis is None else axes, keepdims=keepdims,
+                          out=target, **extra)
+
+        write_with_req(out, req, compute)
+
+    def register(self):
+        op = numpy_backed(self.name, num_inputs=1, kind="reduce", infer=self.infer,
+                      planner=self.plan,
+                      doc=f"numpy.{self.numpy_fn.__name__} over axis (None, int or tuple), "
+                          f"keepdims" + (", ddof" if self.name in ("std", "var") else "") +
+                          ("" if self.name in _ARG_REDUCTIONS else ", dtype"))
+        return add_operator(op)
+
+
+def register_all() -> None:
+    for name in REDUCTIONS:
+        Reduction(name).register()

@@ -1,0 +1,141 @@
+"""Row reductions for fused kernels: NumPy's results, without NumPy's per-row overhead.
+
+``np.add.reduce(values, axis=1)`` on many short rows (a k-means distance reduces rows of 8)
+spends most of its time starting its inner loop once per row.  These loops compute what
+NumPy computes for each C-contiguous row:
+
+* ``add_rows``: NumPy's ``pairwise_sum`` (``numpy/_core/src/umath/loops_utils.h.src``) of
+  a row of at most 128 elements (``PW_BLOCKSIZE``; longer rows NumPy splits recursively,
+  and the caller leaves them to NumPy): fewer than 8 added in order, else 8 accumulators
+  combined as ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)) and the rest added in order.  The
+  reduction starts from 0 (its identity): the result is ``0 + pairwise_sum(row)``.
+  Integers wrap: any order;
+* ``multiply_rows``: in order from 1;
+* ``maximum_rows`` / ``minimum_rows``: NaN if any element is NaN (which of two equal zeros
+  is kept may differ from NumPy's SIMD loop).
+
+FP errors: ``add_rows`` and ``multiply_rows`` return the processor's FP flags, reported as
+NumPy's reduce reports them (``overflow encountered in reduce``); NumPy's max/min reduce
+reports nothing (their compares raise 'invalid' on NaN): those loops return none.
+
+A loop's first compile for a dtype runs on the compile thread (``deferred_loops.bind``; the
+kernel's own compile job warms it there first, ``warm``). ``_reducers``: (name, dtype) -> the
+reducer, kept (bounded by the names and dtypes).
+"""
+import numpy as np
+from numba import njit
+
+from ..runtime.deferred_loops import bind
+from ..runtime.fp_flags import fp_clear, fp_flags
+from ..runtime.fp_status import report as _report_fp_flags
+
+_JIT = dict(nogil=True, cache=True, error_model="numpy")
+MAX_ROW = 128  # NumPy's PW_BLOCKSIZE
+
+
+@njit(**_JIT)
+def _pairwise(row, n, zero):
+    """NumPy's pairwise_sum of a row of n <= MAX_ROW elements (its non-recursive cases;
+    also no recursion here: Numba's disk cache cannot hold a recursive function)."""
+    if n < 8:
+        total = zero
+        for i in range(n):
+            total += row[i]
+        return total
+    r0, r1, r2, r3 = row[0], row[1], row[2], row[3]
+    r4, r5, r6, r7 = row[4], row[5], row[6], row[7]
+    i = 8
+    stop = n - n % 8
+    while i < stop:
+        r0 += row[i]
+        r1 += row[i + 1]
+        r2 += row[i + 2]
+        r3 += row[i + 3]
+        r4 += row[i + 4]
+        r5 += row[i + 5]
+        r6 += row[i + 6]
+        r7 += row[i + 7]
+        i += 8
+    total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        total += row[i]
+        i += 1
+    return total
+
+
+@njit(**_JIT)
+def add_rows(values, out, zero):
+    fp_clear()
+    for r in range(values.shape[0]):
+        out[r] = zero + _pairwise(values[r], values.shape[1], zero)
+    return fp_flags()
+
+
+@njit(**_JIT)
+def multiply_rows(values, out, one):
+    fp_clear()
+    for r in range(values.shape[0]):
+        total = one
+        for v in values[r]:
+            total = total * v
+        out[r] = total
+    return fp_flags()
+
+
+@njit(**_JIT)
+def maximum_rows(values, out, unused):
+    for r in range(values.shape[0]):
+        row = values[r]
+        best = row[0]
+        for i in range(1, row.shape[0]):
+            v = row[i]
+            if v > best or v != v:
+                if best == best:
+                    best = v
+        out[r] = best
+    return 0
+
+
+@njit(**_JIT)
+def minimum_rows(values, out, unused):
+    for r in range(values.shape[0]):
+        row = values[r]
+        best = row[0]
+        for i in range(1, row.shape[0]):
+            v = row[i]
+            if v < best or v != v:
+                if best == best:
+                    best = v
+        out[r] = best
+    return 0
+
+
+_ROWS = {"sum": (add_rows, 0), "mean": (add_rows, 0), "prod": (multiply_rows, 1),
+         "max": (maximum_rows, 0), "min": (minimum_rows, 0)}
+
+
+_reducers: dict = {}
+
+
+def row_reducer(name, dtype):
+    """``reduce(values, out)`` for C-contiguous (rows, L <= MAX_ROW) values of ``dtype``."""
+    reduce = _reducers.get((name, dtype))
+    if reduce is None:
+        loop, start = _ROWS[name]
+        dtype = np.dtype(dtype)
+        start = dtype.type(start)
+        slot = bind(loop, None, (dtype,))  # values, out: writeable, C-contiguous
+
+        def reduce(values, out):
+            flags = slot[0](values, out, start)
+            if flags:
+                _report_fp_flags(flags, "reduce")
+        reduce = _reducers.setdefault((name, dtype), reduce)
+    return reduce
+
+
+def warm(name, dtype) -> None:
+    """Compile (or load) the loop for ``dtype`` now: a background compile calls this, so the
+    caller never waits for it."""
+    values = np.ones((1, 9), dtype)
+    row_reducer(name, dtype)(values, np.empty(1, dtype))

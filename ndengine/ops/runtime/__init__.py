@@ -1,0 +1,11 @@
+"""The runtime the kernels stand on: threads, compiles, caches and the processor's FP flags.
+
+Nothing here knows an op. Modules, each importing only those above it:
+
+* ``caching``: caches that stay safe across ``fork``;
+* ``compile_queue``: the one background thread that compiles Numba code;
+* ``deferred_loops``: Numba loops compiled once they are used, on that thread;
+* ``fp_flags``: the processor's floating-point exception flags, from compiled loops;
+* ``fp_status``: NumPy-style floating-point error reports of the loops an op ran;
+* ``parallel``: how large kernels use every core while several engine workers run.
+"""
