@@ -12,7 +12,7 @@ export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 workers=$(python3 -c "import os; print(max(1, min(12, (os.cpu_count() or 2) - 2)))")
 echo "== 1. the test suite on gpu(0) ($workers processes)"
 NDENGINE_TEST_CONTEXT=gpu CI=1 python3 -m pytest -q -p no:cacheprovider -n "$workers" \
-    "$here/tests" --deselect "$here/tests/test_packaging.py" 2>&1 | tee "$out/gpu_tests.log" | tail -15
+    "$here/tests" --deselect "$here/tests/project/test_packaging.py" 2>&1 | tee "$out/gpu_tests.log" | tail -15
 echo "== 2. bench/gpu.py"
 (cd "$here/bench" && python3 gpu.py 2>&1 | tee "$out/gpu_bench.log")
 echo "== 3. the demo on gpu(0)"

@@ -10,7 +10,7 @@ quiet NaN, where ``==`` and ``!=`` do not. So the ``quiet_*`` compares, ``numpy_
 does; NaN's rule comes after: a bits test for the compares, ``x != x`` for max/min. LLVM
 rewrites these idioms freely (a float NaN test guarding a compare of stand-ins, or a bits
 test choosing max's result, is merged back into a compare of the operands, which raises):
-tests/test_fp_errors_fused.py checks every such op's kernel on NaN, infinities and zeros.
+tests/core/test_fp_errors_fused.py checks every such op's kernel on NaN, infinities and zeros.
 Integers and bools compare as they are.
 
 ``clip`` is NumPy's clip ufunc (two bounds), ``np.maximum`` (lower bound only) or

@@ -29,9 +29,9 @@ index, choose, sort, ufunc methods); ``gradients_common`` holds what they share.
 holds the lists and the table.
 
 Every rule is checked against central differences in float64 by
-tests/test_autograd_rules.py (its ``CASES`` table, with test_autograd_numeric's
+tests/autograd/test_autograd_rules.py (its ``CASES`` table, with test_autograd_numeric's
 ``MORE_CASES`` and ``COMPLEX_CASES``, must name every op ruled here), and over generated
-shapes, axes and broadcasting by tests/test_autograd_hypothesis.py.
+shapes, axes and broadcasting by tests/autograd/test_autograd_hypothesis.py.
 Views (slicing, reshape, transpose, flip, squeeze, expand_dims, swapaxes, ravel, ...) are
 no ops: the tape's view rule differentiates them (core/tape.py).
 

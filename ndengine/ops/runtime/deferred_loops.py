@@ -58,7 +58,7 @@ already); no call through a record compiles outside the compile thread
 (nor does the compile thread wait for itself: a call made on it compiles there at once),
 save at exit, once that thread has stopped: then the caller compiles.
 Results never depend on the state (NumPy's loop is the oracle the Numba loop is tested
-against, ``tests/test_ops_deferred_loops.py``). A bound loop (``bind``) swaps itself out of
+against, ``tests/ops/test_ops_deferred_loops.py``). A bound loop (``bind``) swaps itself out of
 its slot once READY, so a plan's hot path pays one list index; a ``deferred`` call, a tuple
 of fingerprints and a dict lookup (never ``typeof``, which runs only before READY).
 """
