@@ -14,7 +14,7 @@ Three views, for docs/tiny_op_breakdown.md:
    tuple building) is the remainder.
 
 A diagnostic, not a benchmark: it calls ndengine's internals (``core.new_array``,
-``pipeline._BoundRun``, ``segment.append``, the plan's run) one at a time, as ``x + 1`` does.
+``runs.BoundRun``, ``segment.append``, the plan's run) one at a time, as ``x + 1`` does.
 The stages of the op are indented under the gather (which includes them) so that the
 remainder is what no stage covers.
 """
@@ -35,7 +35,7 @@ from ndengine import ops
 from ndengine.engine import FnProperty
 from ndengine import core
 from ndengine.core import fp_errors as core_fp_errors
-from ndengine.core import pipeline as core_pipeline
+from ndengine.core import runs as core_runs
 from ndengine.core import segment as core_segment
 from ndengine.ops import OpReq
 
@@ -192,7 +192,7 @@ def stage_timers(iterations, repeat):
     def gather(n):
         def nothing(args, outs, req, params):
             pass
-        bound, append, bulk = core_pipeline._BoundRun, core_segment.append, eng.bulk_size
+        bound, append, bulk = core_runs.BoundRun, core_segment.append, eng.bulk_size
         for _ in range(n):
             y = core.new_array(shape, dtype, ctx, eng)
             run = bound(nothing, [view, 1], [y._data()], req, params, [chunk], [y._chunk],
@@ -200,7 +200,7 @@ def stage_timers(iterations, repeat):
             append(eng, ctx, run, (y,), True, bulk)
         core_segment.flush_own()
         eng.wait_for_all()
-    stages.add("gather: new_array + _BoundRun + segment.append of a no-op, its window's push "
+    stages.add("gather: new_array + BoundRun + segment.append of a no-op, its window's push "
                "and run included", gather)
 
     def new_arrays(n):
@@ -228,11 +228,11 @@ def stage_timers(iterations, repeat):
 
 
     def bound_runs(n):
-        bound = core_pipeline._BoundRun
+        bound = core_runs.BoundRun
         for _ in range(n):
             bound(plan.run, [view, 1], [out_view], req, params, [chunk], [chunk], "add",
                   core_fp_errors.state_at_push())
-    stages.add("  of which the _BoundRun(...) object", bound_runs)
+    stages.add("  of which the BoundRun(...) object", bound_runs)
 
     def kernel_only(n):
         a, out = x.asnumpy(), [np.empty(N, np.float32)]

@@ -3,17 +3,23 @@
 ``x.__array_namespace__()`` returns this module, so code written against the standard runs
 on ndengine arrays unchanged. It is a thin layer, laid out as array-api-strict's: each
 submodule holds tables of the standard's names and parameter lists and the ndengine
-function each one calls (``acos`` -> ``nd.arccos``, ``concat`` -> ``nd.concatenate``,
-``permute_dims`` -> ``nd.transpose``), compiled into functions at import; only where the
-standard asks for more than a renaming (``unique_*``'s named results, descending sorts,
-``vecdot``, ``linalg.vector_norm``) is a function written out, and then from ndengine's own
-functions. Every function pushes ndengine ops: nothing computes on a NumPy copy.
+function each one calls (``acos`` -> ``ndarray.arccos``, ``concat`` ->
+``ndarray.concatenate``, ``permute_dims`` -> ``ndarray.transpose``), compiled into functions
+at import (``ndarray.signatures.signed_function``); only where the standard asks for more
+than a renaming (``unique_*``'s named results, descending sorts, ``vecdot``,
+``linalg.vector_norm``) is a function written out, and then from ndengine's own functions. Every function pushes ndengine ops: nothing computes on a NumPy copy.
 
 State, fixed at import: the dtype names are those ndengine supports then
 (``ndengine.ops.dtypes.SUPPORTED_DTYPES``), and ``MISSING`` lists the standard's names that
 ndengine cannot provide yet (left out rather than faked). Importing this module sets the
 standard's members on NDArray (``__array_namespace__``, ``device``, ``to_device``, ``mT``,
 ``__dlpack__``): ``import ndengine`` does it.
+
+It imports downward only (``ndengine.ndarray``, ``core``, ``ops``, ``engine``; never the
+top-level package), and its modules import one way: ``_dtypes``, ``_generate`` (table rows
+into functions, by ``ndarray.signatures``), ``_array_methods`` first; then ``_info`` (on
+``_dtypes``), ``_elementwise``, ``_creation``, ``_manipulation``, ``_statistics`` and ``fft``
+(on ``_generate``); ``linalg`` last (on ``_statistics``).
 """
 import numpy as _np
 

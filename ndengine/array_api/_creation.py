@@ -2,7 +2,7 @@
 ndengine's ``ctx=``), plus ``asarray`` and ``from_dlpack``, whose copy rules need code."""
 import numpy as np
 
-import ndengine as nd
+from .. import ndarray
 
 from ..core import can_share, dlpack_values, share_values
 from ..ndarray import NDArray
@@ -13,21 +13,21 @@ __all__ = ["FUNCTIONS"]
 
 _DEVICE = {"device": "ctx"}
 _ROWS = [
-    ("arange", "start, /, stop=None, step=1, *, dtype=None, device=None", nd.arange, _DEVICE),
-    ("empty", "shape, *, dtype=None, device=None", nd.empty, _DEVICE, ("dtype",)),
-    ("empty_like", "x, /, *, dtype=None, device=None", nd.empty_like, _DEVICE),
-    ("eye", "n_rows, n_cols=None, /, *, k=0, dtype=None, device=None", nd.eye, _DEVICE,
+    ("arange", "start, /, stop=None, step=1, *, dtype=None, device=None", ndarray.arange, _DEVICE),
+    ("empty", "shape, *, dtype=None, device=None", ndarray.empty, _DEVICE, ("dtype",)),
+    ("empty_like", "x, /, *, dtype=None, device=None", ndarray.empty_like, _DEVICE),
+    ("eye", "n_rows, n_cols=None, /, *, k=0, dtype=None, device=None", ndarray.eye, _DEVICE,
      ("dtype",)),
-    ("full", "shape, fill_value, *, dtype=None, device=None", nd.full, _DEVICE),
-    ("full_like", "x, /, fill_value, *, dtype=None, device=None", nd.full_like, _DEVICE),
-    ("linspace", "start, stop, /, num, *, dtype=None, device=None, endpoint=True", nd.linspace,
-     _DEVICE),
-    ("ones", "shape, *, dtype=None, device=None", nd.ones, _DEVICE, ("dtype",)),
-    ("ones_like", "x, /, *, dtype=None, device=None", nd.ones_like, _DEVICE),
-    ("tril", "x, /, *, k=0", nd.tril),
-    ("triu", "x, /, *, k=0", nd.triu),
-    ("zeros", "shape, *, dtype=None, device=None", nd.zeros, _DEVICE, ("dtype",)),
-    ("zeros_like", "x, /, *, dtype=None, device=None", nd.zeros_like, _DEVICE),
+    ("full", "shape, fill_value, *, dtype=None, device=None", ndarray.full, _DEVICE),
+    ("full_like", "x, /, fill_value, *, dtype=None, device=None", ndarray.full_like, _DEVICE),
+    ("linspace", "start, stop, /, num, *, dtype=None, device=None, endpoint=True",
+     ndarray.linspace, _DEVICE),
+    ("ones", "shape, *, dtype=None, device=None", ndarray.ones, _DEVICE, ("dtype",)),
+    ("ones_like", "x, /, *, dtype=None, device=None", ndarray.ones_like, _DEVICE),
+    ("tril", "x, /, *, k=0", ndarray.tril),
+    ("triu", "x, /, *, k=0", ndarray.triu),
+    ("zeros", "shape, *, dtype=None, device=None", ndarray.zeros, _DEVICE, ("dtype",)),
+    ("zeros_like", "x, /, *, dtype=None, device=None", ndarray.zeros_like, _DEVICE),
 ]
 
 
@@ -47,12 +47,12 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         if moves:
             return result.copyto(device)
         return result.copy() if copy and not converts else result
-    return nd.asarray(obj, dtype=dtype, copy=copy, ctx=device)
+    return ndarray.asarray(obj, dtype=dtype, copy=copy, ctx=device)
 
 
 def meshgrid(*arrays, indexing="xy"):
     """Array API ``meshgrid``: ndengine's, as the standard's list."""
-    return list(nd.meshgrid(*arrays, indexing=indexing))
+    return list(ndarray.meshgrid(*arrays, indexing=indexing))
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
@@ -73,7 +73,7 @@ def from_dlpack(x, /, *, device=None, copy=None):
                           "for); use copy=None or True")
     if type(values) is not np.ndarray:
         values = values.get()  # a GPU's: through the host
-    return nd.array(values, ctx=target)
+    return ndarray.array(values, ctx=target)
 
 
 FUNCTIONS = generate_all(_ROWS)

@@ -5,7 +5,7 @@ Each pushes ndengine's function of NumPy's name (``acos`` is ``nd.arccos``, ``po
 standard's signatures. ``real``/``imag`` are views of a complex array's float pairs. A target
 ndengine does not have leaves its name out; ``MISSING`` lists those names.
 """
-import ndengine as nd
+from .. import ndarray
 
 from ._generate import generate_all
 
@@ -27,7 +27,7 @@ BINARY_SAME = ("add", "bitwise_and", "bitwise_or", "bitwise_xor", "copysign", "d
 
 
 def _target(name):
-    return getattr(nd, name, None)
+    return getattr(ndarray, name, None)
 
 
 _UNARY = {**{name: name for name in UNARY_SAME}, **UNARY_RENAMES}
@@ -48,18 +48,18 @@ def clip(x, /, min=None, max=None):
         bounds["min"] = min
     if max is not None:
         bounds["max"] = max
-    clipped = nd.clip(x, **bounds)
+    clipped = ndarray.clip(x, **bounds)
     return clipped if clipped.dtype == x.dtype else clipped.astype(x.dtype, copy=False)
 
 
 def real(x, /):
     """Array API ``real``: a view of a complex array's real parts (``ndengine.real``)."""
-    return nd.real(x)
+    return ndarray.real(x)
 
 
 def imag(x, /):
     """Array API ``imag``: a view of a complex array's imaginary parts (``ndengine.imag``)."""
-    return nd.imag(x)
+    return ndarray.imag(x)
 
 
 FUNCTIONS.update(clip=clip, real=real, imag=imag)

@@ -2,8 +2,7 @@
 are those ``_dtypes.DTYPES`` found supported at import)."""
 import numpy as np
 
-import ndengine as nd
-from ..engine import devices as _devices
+from ..engine import cpu, current_context, devices as _devices, gpu
 
 from ._dtypes import DTYPES
 
@@ -26,13 +25,13 @@ class Info:
 
     def default_device(self):
         """The context new arrays go to: ``ndengine.current_context()``."""
-        return nd.current_context()
+        return current_context()
 
     def devices(self):
         """The CPU context, every GPU (CuPy's, or the fake ones: engine/devices.py), and the
-        current context where ``with nd.cpu(i):`` chose another."""
-        devices = [nd.cpu(0)] + [nd.gpu(i) for i in range(_devices.device_count())]
-        current = nd.current_context()
+        current context where ``with cpu(i):`` chose another."""
+        devices = [cpu(0)] + [gpu(i) for i in range(_devices.device_count())]
+        current = current_context()
         if current not in devices:
             devices.append(current)
         return devices

@@ -3,7 +3,7 @@ from tables onto ndengine's where only names and signatures differ, written out 
 standard asks for more (``unstack``, the ``unique_*`` named results, descending sorts)."""
 from collections import namedtuple
 
-import ndengine as nd
+from .. import ndarray
 
 from ._generate import generate_all
 
@@ -11,28 +11,28 @@ __all__ = ["FUNCTIONS", "UniqueAllResult", "UniqueCountsResult", "UniqueInverseR
 
 _ROWS = [
     # manipulation
-    ("broadcast_to", "x, /, shape", nd.broadcast_to),
-    ("concat", "arrays, /, *, axis=0", nd.concatenate),
-    ("expand_dims", "x, /, axis", nd.expand_dims),
-    ("flip", "x, /, *, axis=None", nd.flip),
-    ("moveaxis", "x, source, destination, /", nd.moveaxis),
-    ("permute_dims", "x, /, axes", nd.transpose),
-    ("repeat", "x, repeats, /, *, axis=None", nd.repeat),
-    ("reshape", "x, /, shape, *, copy=None", nd.reshape),
-    ("roll", "x, /, shift, *, axis=None", nd.roll),
-    ("squeeze", "x, /, axis", nd.squeeze),
-    ("stack", "arrays, /, *, axis=0", nd.stack),
-    ("tile", "x, repetitions, /", nd.tile),
+    ("broadcast_to", "x, /, shape", ndarray.broadcast_to),
+    ("concat", "arrays, /, *, axis=0", ndarray.concatenate),
+    ("expand_dims", "x, /, axis", ndarray.expand_dims),
+    ("flip", "x, /, *, axis=None", ndarray.flip),
+    ("moveaxis", "x, source, destination, /", ndarray.moveaxis),
+    ("permute_dims", "x, /, axes", ndarray.transpose),
+    ("repeat", "x, repeats, /, *, axis=None", ndarray.repeat),
+    ("reshape", "x, /, shape, *, copy=None", ndarray.reshape),
+    ("roll", "x, /, shift, *, axis=None", ndarray.roll),
+    ("squeeze", "x, /, axis", ndarray.squeeze),
+    ("stack", "arrays, /, *, axis=0", ndarray.stack),
+    ("tile", "x, repetitions, /", ndarray.tile),
     # indexing
-    ("take", "x, indices, /, *, axis=None", nd.take),
-    ("take_along_axis", "x, indices, /, *, axis=-1", nd.take_along_axis),
+    ("take", "x, indices, /, *, axis=None", ndarray.take),
+    ("take_along_axis", "x, indices, /, *, axis=-1", ndarray.take_along_axis),
     # searching
-    ("argmax", "x, /, *, axis=None, keepdims=False", nd.argmax),
-    ("argmin", "x, /, *, axis=None, keepdims=False", nd.argmin),
-    ("count_nonzero", "x, /, *, axis=None, keepdims=False", nd.count_nonzero),
-    ("nonzero", "x, /", nd.nonzero),
-    ("searchsorted", "x1, x2, /, *, side='left', sorter=None", nd.searchsorted),
-    ("where", "condition, x1, x2, /", nd.where),
+    ("argmax", "x, /, *, axis=None, keepdims=False", ndarray.argmax),
+    ("argmin", "x, /, *, axis=None, keepdims=False", ndarray.argmin),
+    ("count_nonzero", "x, /, *, axis=None, keepdims=False", ndarray.count_nonzero),
+    ("nonzero", "x, /", ndarray.nonzero),
+    ("searchsorted", "x1, x2, /, *, side='left', sorter=None", ndarray.searchsorted),
+    ("where", "condition, x1, x2, /", ndarray.where),
 ]
 
 UniqueAllResult = namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices",
@@ -43,7 +43,7 @@ UniqueInverseResult = namedtuple("UniqueInverseResult", ["values", "inverse_indi
 
 def broadcast_arrays(*arrays):
     """Array API ``broadcast_arrays``: ndengine's, as the standard's list."""
-    return list(nd.broadcast_arrays(*arrays))
+    return list(ndarray.broadcast_arrays(*arrays))
 
 
 def unstack(x, /, *, axis=0):
@@ -59,14 +59,14 @@ def unstack(x, /, *, axis=0):
 def _unique(x, **returns):
     """ndengine's ``unique`` with the standard's rules: NaNs are distinct, and the inverse
     indices have ``x``'s shape. It waits for ``x``: the result's size depends on values."""
-    return nd.unique(x, equal_nan=False, **returns)
+    return ndarray.unique(x, equal_nan=False, **returns)
 
 
 def unique_all(x, /):
     """Array API ``unique_all``: values, first indices, inverse indices and counts."""
     values, indices, inverse, counts = _unique(x, return_index=True, return_inverse=True,
                                                return_counts=True)
-    return UniqueAllResult(values, indices, nd.reshape(inverse, x.shape), counts)
+    return UniqueAllResult(values, indices, ndarray.reshape(inverse, x.shape), counts)
 
 
 def unique_counts(x, /):
@@ -78,7 +78,7 @@ def unique_inverse(x, /):
     """Array API ``unique_inverse``: values and, with ``x``'s shape, each element's index
     into them."""
     values, inverse = _unique(x, return_inverse=True)
-    return UniqueInverseResult(values, nd.reshape(inverse, x.shape))
+    return UniqueInverseResult(values, ndarray.reshape(inverse, x.shape))
 
 
 def unique_values(x, /):
@@ -88,17 +88,17 @@ def unique_values(x, /):
 
 def sort(x, /, *, axis=-1, descending=False, stable=True):
     """Array API ``sort``: ndengine's ``sort``; descending is its reversed view."""
-    ascending = nd.sort(x, axis=axis, stable=stable or None)
-    return nd.flip(ascending, axis=axis) if descending else ascending
+    ascending = ndarray.sort(x, axis=axis, stable=stable or None)
+    return ndarray.flip(ascending, axis=axis) if descending else ascending
 
 
 def argsort(x, /, *, axis=-1, descending=False, stable=True):
     """Array API ``argsort``. Descending sorts the reversed array ascending and maps the
     positions back, so that equal elements keep their order when ``stable``."""
     if not descending:
-        return nd.argsort(x, axis=axis, stable=stable or None)
-    reversed_order = nd.argsort(nd.flip(x, axis=axis), axis=axis, stable=stable or None)
-    return nd.flip(x.shape[axis] - 1 - reversed_order, axis=axis)
+        return ndarray.argsort(x, axis=axis, stable=stable or None)
+    reversed_order = ndarray.argsort(ndarray.flip(x, axis=axis), axis=axis, stable=stable or None)
+    return ndarray.flip(x.shape[axis] - 1 - reversed_order, axis=axis)
 
 
 FUNCTIONS = generate_all(_ROWS)

@@ -1,7 +1,7 @@
 """The standard's statistical, utility and linear algebra functions, generated from tables
 onto ndengine's reductions and products, with ``matrix_transpose`` and ``vecdot`` built from
 them (a view, and a pushed multiply-and-sum)."""
-import ndengine as nd
+from .. import ndarray
 
 from ._generate import generate_all
 
@@ -12,21 +12,21 @@ _REDUCE_DTYPE = "x, /, *, axis=None, dtype=None, keepdims=False"
 _CUMULATIVE = "x, /, *, axis=None, dtype=None, include_initial=False"
 _SPREAD = "x, /, *, axis=None, correction=0.0, keepdims=False"
 _ROWS = [
-    ("cumulative_sum", _CUMULATIVE, nd.cumulative_sum),
-    ("cumulative_prod", _CUMULATIVE, nd.cumulative_prod),
-    ("max", _REDUCE, nd.max),
-    ("mean", _REDUCE, nd.mean),
-    ("min", _REDUCE, nd.min),
-    ("prod", _REDUCE_DTYPE, nd.prod),
-    ("std", _SPREAD, nd.std),
-    ("sum", _REDUCE_DTYPE, nd.sum),
-    ("var", _SPREAD, nd.var),
-    ("all", _REDUCE, nd.all),
-    ("any", _REDUCE, nd.any),
-    ("diff", "x, /, *, axis=-1, n=1, prepend=None, append=None", nd.diff, None,
+    ("cumulative_sum", _CUMULATIVE, ndarray.cumulative_sum),
+    ("cumulative_prod", _CUMULATIVE, ndarray.cumulative_prod),
+    ("max", _REDUCE, ndarray.max),
+    ("mean", _REDUCE, ndarray.mean),
+    ("min", _REDUCE, ndarray.min),
+    ("prod", _REDUCE_DTYPE, ndarray.prod),
+    ("std", _SPREAD, ndarray.std),
+    ("sum", _REDUCE_DTYPE, ndarray.sum),
+    ("var", _SPREAD, ndarray.var),
+    ("all", _REDUCE, ndarray.all),
+    ("any", _REDUCE, ndarray.any),
+    ("diff", "x, /, *, axis=-1, n=1, prepend=None, append=None", ndarray.diff, None,
      ("prepend", "append")),
-    ("matmul", "x1, x2, /", nd.matmul),
-    ("tensordot", "x1, x2, /, *, axes=2", nd.tensordot),
+    ("matmul", "x1, x2, /", ndarray.matmul),
+    ("tensordot", "x1, x2, /, *, axes=2", ndarray.tensordot),
 ]
 
 
@@ -34,7 +34,7 @@ def matrix_transpose(x, /):
     """Array API ``matrix_transpose``: the view of ``x`` with its last two axes swapped."""
     if x.ndim < 2:
         raise ValueError("matrix_transpose needs an array of at least two dimensions")
-    return nd.swapaxes(x, -1, -2)
+    return ndarray.swapaxes(x, -1, -2)
 
 
 def vecdot(x1, x2, /, *, axis=-1):
@@ -48,9 +48,9 @@ def vecdot(x1, x2, /, *, axis=-1):
         raise ValueError(f"vecdot: the arrays' sizes along axis {axis} differ "
                          f"({x1.shape[axis]} and {x2.shape[axis]})")
     if x1.dtype.kind == "c":
-        x1 = nd.conj(x1)
+        x1 = ndarray.conj(x1)
     product = x1 * x2
-    return nd.sum(product, axis=axis, dtype=product.dtype)
+    return ndarray.sum(product, axis=axis, dtype=product.dtype)
 
 
 FUNCTIONS = generate_all(_ROWS)

@@ -1,7 +1,7 @@
 """The standard's ``fft`` extension onto ``ndengine.fft``: the frequency and shift helpers
 always; the transforms only once ndengine has complex dtypes (until then its transforms
 raise NotImplementedError, so the names are left out, listed in ``MISSING``)."""
-import ndengine as nd
+from .. import ndarray
 
 from ._dtypes import DTYPES, supported_dtype
 from ._generate import generate_all
@@ -15,14 +15,14 @@ _TRANSFORMS = [("fft", _ONE_AXIS), ("ifft", _ONE_AXIS), ("fftn", _AXES), ("ifftn
                ("rfft", _ONE_AXIS), ("irfft", _ONE_AXIS), ("rfftn", _AXES), ("irfftn", _AXES),
                ("hfft", _ONE_AXIS), ("ihfft", _ONE_AXIS)]
 _HAS_COMPLEX = "complex128" in DTYPES
-_ROWS = [("fftshift", "x, /, *, axes=None", nd.fft.fftshift),
-         ("ifftshift", "x, /, *, axes=None", nd.fft.ifftshift)]
+_ROWS = [("fftshift", "x, /, *, axes=None", ndarray.fft.fftshift),
+         ("ifftshift", "x, /, *, axes=None", ndarray.fft.ifftshift)]
 if _HAS_COMPLEX:
-    _ROWS += [(name, parameters, getattr(nd.fft, name)) for name, parameters in _TRANSFORMS]
+    _ROWS += [(name, parameters, getattr(ndarray.fft, name)) for name, parameters in _TRANSFORMS]
 
 
 def _frequencies(numpy_name):
-    target = getattr(nd.fft, numpy_name)
+    target = getattr(ndarray.fft, numpy_name)
 
     def frequencies(n, /, *, d=1.0, dtype=None, device=None):
         result = target(n, d=d, device=device)

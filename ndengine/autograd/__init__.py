@@ -8,11 +8,13 @@
 ``record()`` tapes, per thread, the ops whose inputs are tracked (variables made by
 ``attach_grad``, and what ops made from them); ``backward`` walks the tape in reverse and
 pushes each op's gradient rule (``ndengine.ops.gradients.rules``) as ordinary ops, so
-gradients are asynchronous like everything else (core/tape.py has the mechanics).
+gradients are asynchronous like everything else (core/tape.py and core/backward.py have
+the mechanics).
 """
 from contextlib import contextmanager
 
 from ..core import NDArray
+from ..core import backward as _backward_pass
 from ..core import tape as _tape
 
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
@@ -60,7 +62,7 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     seeds = [None] * len(heads) if head_grads is None else _as_list(head_grads)
     if len(seeds) != len(heads):
         raise ValueError(f"{len(heads)} heads, {len(seeds)} head gradients")
-    _tape.backward(heads, seeds, retain_graph=retain_graph)
+    _backward_pass.backward(heads, seeds, retain_graph=retain_graph)
 
 
 def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,
@@ -69,7 +71,7 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     their ``grad``); ``create_graph``: the gradient ops are recorded too (higher order)."""
     heads, single = _as_list(heads), not isinstance(variables, (list, tuple))
     seeds = [None] * len(heads) if head_grads is None else _as_list(head_grads)
-    results = _tape.backward(heads, seeds, _as_list(variables),
+    results = _backward_pass.backward(heads, seeds, _as_list(variables),
                              retain_graph=create_graph if retain_graph is None else retain_graph,
                              create_graph=create_graph)
     return results[0] if single else results
@@ -80,7 +82,7 @@ def mark_variables(variables, gradients, grad_reqs="write"):
     reqs = _as_list(grad_reqs) * (1 if isinstance(grad_reqs, (list, tuple)) else
                                   len(_as_list(variables)))
     for x, g, req in zip(_as_list(variables), _as_list(gradients), reqs):
-        _tape.attach_grad(x, req, g)
+        _backward_pass.attach_grad(x, req, g)
 
 
 class Function:
@@ -113,7 +115,7 @@ class Function:
 
 
 def _attach_grad(self, grad_req="write", stype=None):
-    _tape.attach_grad(self, grad_req)
+    _backward_pass.attach_grad(self, grad_req)
 
 
 def _backward(self, out_grad=None, retain_graph=False, train_mode=True):

@@ -1,38 +1,43 @@
 """NDArray: a lazy, asynchronous n-dimensional array on the dependency engine.
 
-An NDArray is a view (shape, dtype, byte offset, byte strides) of a `Chunk` (chunk.py): the
+An NDArray is a view (shape, dtype, byte offset, byte strides) of a chunk (chunk.py): the
 storage an array shares with its views. Every operation is pushed to the engine at once by
 `invoke` (pipeline.py), the one path every op takes. Users never construct an NDArray directly:
-``ndengine.array``, ``zeros``, ... make them.
+``ndengine.array``, ``zeros``, ... make them; inside the package `new_array` (a fresh chunk)
+and `array_on` (a view of a chunk) do.
+
+This module holds the type: its state (`RawArray`'s slots: ``shape``, ``dtype``, ``_chunk``,
+``_offset``, ``_strides`` (None: C order), ``_view_cache`` (the NumPy view of its memory, once
+taken)), its attributes, waits and values, and its views (geometry computed by NumPy on a
+stand-in, `_fake`; a view made while recording is taped: tape.note_view). It imports nothing
+above it: the methods that push ops (copies, ``x[key]``, ``x[key] = v``) are defined above the
+pipeline, in array_methods.py, which sets them on the class (`array_methods.install`, run by
+the package's ``__init__``).
 
 Where a value is asked for (``asnumpy``, ``item``, ``print``, ``wait_to_read``) the caller
-waits; an error raised inside an op surfaces there, with its original traceback.
+waits (the open segment window that touches the array is pushed first: chunk.flush_window_of);
+an error raised inside an op surfaces there, with its original traceback.
 """
 import numpy as np
 
 from .. import engine as _engine_mod
 from .. import ops
-from ..engine import Context, FnProperty
-from ..ops.dtypes import check_scalar_into
-from .chunk import RawArray as _RawArray, array_type as _array_type
-from .chunk import RECORDING as _RECORDING, array_on as _array_on, c_strides as _c_strides
-from .chunk import new_array as _new_array
+from ..engine import FnProperty
+from ..engine import devices as _devices
 from . import fp_errors as _fp
 from . import gpu as _gpu
+from . import storage
+from .chunk import SMALL_BYTES, Chunk, SmallChunk, flush_window_of as _flush_window_of
+from .tape import RECORDING as _RECORDING, note_view as _note_view
 
-__all__ = ["NDArray"]
+__all__ = ["NDArray", "RawArray", "new_array", "array_on", "c_strides", "COPY_REFUSED"]
 
 _fp_kept = _fp.KEPT
-
-
-_SCALARS = (bool, int, float)
 _np_ndarray = np.ndarray
 
 _SAME = object()  # view()'s default: the array's own dtype
 _fakes = {}  # (shape, strides, dtype) -> (fake array, its data address): see NDArray._fake
 _FAKES_LIMIT = 1024
-VIEW_HOOK = [None]  # tape.note_view, set by tape.py: a view made while recording is taped
-WRITE_HOOK = [None]  # tape.record_write, set by tape.py: x[key] = v while recording
 
 
 def _numpy_copy_refusal():
@@ -48,7 +53,16 @@ def _numpy_copy_refusal():
 COPY_REFUSED = _numpy_copy_refusal()
 
 
-class NDArray(_RawArray):
+class RawArray:
+    """NDArray's slots, without its checked ``__setattr__``: arrays are built as a RawArray
+    (plain slot writes) and then made NDArrays, which costs less than writing every slot
+    through a checked or descriptor call. Reads of ``x.shape`` stay plain slot reads."""
+
+    __slots__ = ("shape", "dtype", "_chunk", "_offset", "_strides", "_view_cache",
+                 "__weakref__")
+
+
+class NDArray(RawArray):
     """An n-dimensional array whose operations run asynchronously on the engine.
 
     Users never construct it directly: use ``ndengine.array``, ``zeros``, ``ones``, ...
@@ -60,17 +74,18 @@ class NDArray(_RawArray):
 
     # ------------------------------------------------------------ construction (internal)
     def _view_of(self, shape, offset, strides, dtype=None, taped=True):
-        """Another view of this array's chunk (on autograd's tape while recording, unless
-        ``taped`` is False: a view for our own use, which no user sees)."""
-        view = _array_on(self._chunk, tuple(shape), self.dtype if dtype is None else dtype,
-                         offset, tuple(strides))
+        """Another view of this array's chunk (``shape`` and ``strides`` tuples, ``strides``
+        None: C order), on autograd's tape while recording, unless ``taped`` is False: a view
+        for our own use, which no user sees."""
+        view = array_on(self._chunk, shape, self.dtype if dtype is None else dtype, offset,
+                        strides)
         if taped and _RECORDING[0]:
-            VIEW_HOOK[0](self, view)
+            _note_view(self, view)
         return view
 
     def __setattr__(self, name, value):
         """Users' assignments: ``shape`` reshapes in place as NumPy's does, ``dtype`` is
-        read-only (NumPy 2 deprecates setting it). Internal writes go through _RawArray or
+        read-only (NumPy 2 deprecates setting it). Internal writes go through RawArray or
         the slots' descriptors (_set_* below), never through here."""
         if name == "shape":
             self._reshape_in_place(value)
@@ -139,7 +154,7 @@ class NDArray(_RawArray):
     @property
     def strides(self):
         """Byte strides, as NumPy reports them."""
-        return self._strides or _c_strides(self.shape, self.dtype.itemsize)
+        return self._strides or c_strides(self.shape, self.dtype.itemsize)
 
     @property
     def T(self):
@@ -151,14 +166,14 @@ class NDArray(_RawArray):
         gathered on it and not yet pushed (segment.py) are pushed first, so that an op pushed
         on the var directly comes after them."""
         chunk = self._chunk
-        _flush_marked(chunk)
+        _flush_window_of(chunk)
         return chunk.var
 
     # ------------------------------------------------------------ waiting and values
     def wait_to_read(self):
         """Block until every pending write to this array has finished; raise its error."""
         chunk = self._chunk
-        _flush_marked(chunk)
+        _flush_window_of(chunk)
         _engine_mod.get().wait_for_var(chunk.var)
         if _fp_kept:  # the FP reports of the ops that made it (fp_errors.py), once
             _fp.surface_for(chunk)
@@ -173,7 +188,7 @@ class NDArray(_RawArray):
         state that exists in serial order: a write pushed meanwhile by another thread lands
         wholly before or wholly after it, never half into it."""
         chunk = self._chunk
-        _flush_marked(chunk)
+        _flush_window_of(chunk)
         ctx = chunk.ctx
         engine = _engine_mod.get()
         copied = []
@@ -270,50 +285,12 @@ class NDArray(_RawArray):
         more = "<tr><td>…</td></tr>" if rows.shape[0] > 20 else ""
         return f"<div>{head}<table>{cells}{more}</table></div>"
 
-    # ------------------------------------------------------------ copies and contexts
-    def copy(self):
-        return invoke(ops.get("copy"), [self])[0]
-
-    # copy.copy and copy.deepcopy: a pushed copy with storage of its own, on the same device
-    # (as for a NumPy array)
-    __copy__ = copy
-
-    def __deepcopy__(self, memo):
-        return self.copy()
-
-    def __reduce__(self):
-        """Pickle the values (read in serial order, as asnumpy does); unpickling makes a
-        fresh array on the cpu context, with storage of its own."""
-        return _unpickle, (self.asnumpy(),)
-
-    def astype(self, dtype, copy=True):
-        dtype = ops.check_dtype(dtype)
-        if dtype == self.dtype and not copy:
-            return self
-        return invoke(ops.get("copy"), [self], {"dtype": dtype})[0]
-
-    def copyto(self, other):
-        """Copy into ``other`` (an NDArray, any context) or onto a new array on a Context."""
-        if isinstance(other, Context):
-            target = _new_array(self.shape, self.dtype, other)
-        elif isinstance(other, NDArray):
-            if other.shape != self.shape:
-                raise ValueError(f"copyto: shapes differ: {self.shape} into {other.shape}")
-            target = other
-        else:
-            raise TypeError(f"copyto takes an NDArray or a Context, got {type(other).__name__}")
-        _copy_between(self, target)
-        return target
-
-    def as_in_context(self, ctx):
-        return self if ctx == self.context else self.copyto(ctx)
-
     # ------------------------------------------------------------ views
     def _fake(self):
         """A NumPy array with this view's geometry over one element of memory: NumPy computes
         view geometry (slicing, transposes, reshapes) on it without touching any data. Only
         views may be taken of it: anything that reads or writes values (a scalar from
-        indexing, see _basic_view) would touch memory it does not own. Made once per
+        indexing, see array_methods.py) would touch memory it does not own. Made once per
         geometry (as_strided costs more than the rest of a view)."""
         geometry = (self.shape, self._strides, self.dtype)  # _strides None: C order
         found = _fakes.get(geometry)
@@ -375,7 +352,7 @@ class NDArray(_RawArray):
             return self._view_like(view, base)
         # a copy: C order through a contiguous copy, F order as the transposed C reshape
         size_only = np.lib.stride_tricks.as_strided(np.empty(1, np.uint8), self.shape,
-                                                    _c_strides(self.shape, 1))
+                                                    c_strides(self.shape, 1))
         new_shape = size_only.reshape(shape).shape
         if order == "F" or (order == "A" and fake.flags.f_contiguous
                             and not fake.flags.c_contiguous):
@@ -401,23 +378,6 @@ class NDArray(_RawArray):
         fake, base = self._fake()
         return self._view_like(np.expand_dims(fake, axis), base)
 
-    def __getitem__(self, key):
-        key = _normalize_key(key)
-        if _is_basic_key(key) and not _is_whole_element_key(key, len(self.shape)):
-            return self._stand_in_view(key)
-        # advanced keys, and an int for every axis (NumPy's scalar): a copy, which a later
-        # ``v += 1`` changes alone, and which autograd's tape sees as no view of self
-        return invoke(ops.get("take_index"), [self], {"key": key})[0]
-
-    def _basic_view(self, key, taped=True):
-        """The view ``x[key]`` of a basic key; an int for every axis gives the element's 0-d
-        view (what ``x[key] = v`` writes)."""
-        if _is_whole_element_key(key, len(self.shape)):
-            # NumPy's scalar would read the element; with an Ellipsis NumPy gives its 0-d
-            # view instead, with the same errors
-            key = (key if type(key) is tuple else (key,)) + (Ellipsis,)
-        return self._stand_in_view(key, taped)
-
     def _stand_in_view(self, key, taped=True):
         """The view NumPy's stand-in (_fake) gives for ``key``, a basic key that is not an int
         for every axis: NumPy answers it with a view, never a scalar read from the stand-in's
@@ -425,96 +385,72 @@ class NDArray(_RawArray):
         fake, base = self._fake()
         return self._view_like(fake[key], base, taped)
 
-    def __setitem__(self, key, value):
-        key = _normalize_key(key)
-        basic = _is_basic_key(key)
-        target = self._basic_view(key, False) if basic else None  # NumPy checks the key first
-        kind = type(value)
-        if kind is NDArray:
-            if value._chunk.ctx is not self._chunk.ctx:
-                raise ValueError(
-                    f"setitem: arrays are on different contexts ({self.context} and "
-                    f"{value.context}); move one with .copyto(ctx) or .as_in_context(ctx) first")
-        elif kind in _SCALARS:
-            if self.dtype.kind == "b":
-                value = bool(value)  # NumPy takes any scalar's truth, however big
-            else:
-                check_scalar_into(value, self.dtype)  # NumPy's errors: NaN into int, ...
-        if basic and isinstance(value, np.generic):
-            check_scalar_into(value, self.dtype)  # an advanced key casts NumPy scalars quietly
-        elif kind is not NDArray and kind not in _SCALARS and not isinstance(
-                value, (np.ndarray, np.generic)):
-            value = self._converted_value(key, value, target)
-        value = _as_operand(value, self.context)
-        if basic:
-            if not isinstance(value, NDArray) and not isinstance(value, _SCALARS):
-                raise TypeError(f"cannot assign {type(value).__name__} to an NDArray")
-            if type(value) is NDArray and len(value.shape) > len(target.shape):
-                if not target.shape and _is_element_key(key):
-                    # an int for every axis: NumPy sets one element, from a scalar only
-                    raise ValueError("setting an array element with a sequence.")
-                value = _drop_leading_ones(value, len(target.shape))
-            if _RECORDING[0] and WRITE_HOOK[0](self, key, value):
-                return  # autograd recorded the write (as assign_index into self)
-            chunk = self._chunk
-            if (type(value) is NDArray and value._chunk is chunk and value.shape == target.shape
-                    and value._offset == target._offset and value.dtype == target.dtype
-                    and value.strides == target.strides):
-                return  # the very view (``u[1:-1] += v`` ends so): its bytes are already there
-            whole = (target.size * target.dtype.itemsize == chunk.nbytes
-                     and (type(value) is not NDArray or value._chunk is not chunk))
-            invoke(ops.get("copy"), [value], {"shape": target.shape, "dtype": target.dtype},
-                   out=target, overwrites=(chunk.var,) if whole else ())
-        else:
-            mask = key if type(key) is np.ndarray else (
-                np.asarray(key) if isinstance(key, (bool, np.bool_)) else None)
-            if (mask is not None and mask.dtype == np.bool_ and mask.shape == self.shape
-                    and isinstance(value, NDArray) and len(value.shape) > 1):
-                raise TypeError(f"NumPy boolean array indexing assignment requires a 0 or "
-                                f"1-dimensional input, input has {len(value.shape)} dimensions")
-            if _RECORDING[0] and WRITE_HOOK[0](self, key, value):
-                return  # autograd recorded the write
-            invoke(ops.get("assign_index"), [self, value], {"key": key}, out=self)
-
-    def _converted_value(self, key, value, target):
-        """A list, tuple, string, None, ... value converted as NumPy converts it for ``x[key] =``:
-        straight into x's dtype, so -2 into uint8 is OverflowError and NaN into int ValueError
-        (not the wrapped values of an int64 array cast later)."""
-        if target is None:  # an advanced key
-            return np.asarray(value, dtype=self.dtype)
-        # NumPy's own assignment into a target of the view's shape gives its exact errors (too
-        # many dimensions, sequences into one element); zero strides: no memory is used
-        shape = target.shape
-        probe = np.lib.stride_tricks.as_strided(np.empty(1, self.dtype), shape, (0,) * len(shape))
-        if shape or not _is_element_key(key):
-            probe[...] = value
-            return np.asarray(value, dtype=self.dtype)
-        probe[()] = value  # one element: NumPy's scalar conversion (a bool takes [-2] as True)
-        return probe.copy()
-
 
 def _is_array_type(kind):
     return isinstance(kind, type) and issubclass(kind, NDArray)
 
 
-def _unpickle(values):
-    return _from_numpy(values, Context("cpu", 0))
-
-
 _object_setattr = object.__setattr__
-_set_shape = _RawArray.__dict__["shape"].__set__
-_set_offset = _RawArray.__dict__["_offset"].__set__
-_set_strides = _RawArray.__dict__["_strides"].__set__
-_set_view_cache = _RawArray.__dict__["_view_cache"].__set__
+_set_shape = RawArray.__dict__["shape"].__set__
+_set_offset = RawArray.__dict__["_offset"].__set__
+_set_strides = RawArray.__dict__["_strides"].__set__
+_set_view_cache = RawArray.__dict__["_view_cache"].__set__
 
 
-_array_type[0] = NDArray
+_new_object = object.__new__
+_np_empty = np.empty
+_ArrayMemoryError = np._core._exceptions._ArrayMemoryError
+# a CPU array larger than this raises MemoryError at the call (storage.host_memory_bytes)
+_host_bytes = storage.HOST_MEMORY_BYTES or float("inf")
 
-# pipeline.py and segment.py need NDArray defined: imported last
-from .segment import flush_marked as _flush_marked  # noqa: E402
-from .keys import (drop_leading_ones as _drop_leading_ones,  # noqa: E402
-                   is_basic_key as _is_basic_key, is_element_key as _is_element_key,
-                   is_whole_element_key as _is_whole_element_key,
-                   normalize_key as _normalize_key)
-from .pipeline import (as_operand as _as_operand, copy_between as _copy_between,  # noqa: E402
-                     from_numpy as _from_numpy, invoke)
+
+def new_array(shape, dtype, ctx, engine=None):
+    """A fresh NDArray with a fresh chunk: a small CPU array gets its NumPy memory now, any
+    other no memory until an op writes it."""
+    arr = _new_object(RawArray)
+    arr.shape = shape
+    arr.dtype = dtype
+    nbytes = dtype.itemsize
+    for n in shape:
+        nbytes *= n
+    if nbytes <= SMALL_BYTES and ctx.device_type == "cpu":
+        chunk = _new_object(SmallChunk)  # its var: at its first use (SmallChunk)
+        chunk.ctx = ctx
+        chunk.nbytes = nbytes
+        chunk.window = None  # the open segment window that touches it (segment.py)
+        chunk.data = arr._view_cache = _np_empty(shape, dtype)
+        arr._chunk = chunk
+    else:
+        if ctx.device_type != "cpu":
+            _devices.check(ctx)  # a GPU that cannot be used says why, at the call
+        elif nbytes > _host_bytes:  # never backed: NumPy's error, at the call
+            raise _ArrayMemoryError(tuple(shape), dtype)
+        arr._chunk = Chunk(nbytes, ctx, engine or _engine_mod.get())
+        arr._view_cache = None
+    arr._offset = 0
+    arr._strides = None
+    arr.__class__ = NDArray
+    return arr
+
+
+def array_on(chunk, shape, dtype, offset=0, strides=None):
+    """A new NDArray viewing ``chunk`` (byte ``offset``, byte ``strides``; None: the whole
+    chunk, C-contiguous)."""
+    arr = _new_object(RawArray)
+    arr.shape = shape
+    arr.dtype = dtype
+    arr._chunk = chunk
+    arr._offset = offset
+    arr._strides = strides
+    arr._view_cache = None
+    arr.__class__ = NDArray
+    return arr
+
+
+def c_strides(shape, itemsize):
+    strides = []
+    step = itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))

@@ -19,23 +19,17 @@ chunk dies no op is left to touch its memory, and nothing can push on its var ag
 own bookkeeping finishes on the var object, which the op's block keeps alive. Small arrays are
 not counted in ``storage.stats``.
 
-`new_array` makes an NDArray on a fresh chunk; `RawArray` is NDArray's slots without its
-checked ``__setattr__`` (array.py), so that building an array costs plain slot writes.
+`flush_window_of` pushes the open window that touches a chunk (``window.flush()``) before a
+wait or a direct use of its var: the chunk reaches its window, never segment.py.
 """
 import os
 import threading
 
-import numpy as np
-
 from .. import engine as _engine_mod
-from ..engine import devices as _devices
 from . import storage
 
-__all__ = ["Chunk", "SmallChunk", "RawArray", "new_array", "array_on", "c_strides",
-           "SMALL_BYTES", "RECORDING"]
+__all__ = ["Chunk", "SmallChunk", "SMALL_BYTES", "flush_window_of"]
 
-# [threads recording for autograd now] (tape.py): invoke's and _view_of's one check
-RECORDING = [0]
 # Arrays up to this size: NumPy's memory (SmallChunk), and run in the pushing thread when ready.
 SMALL_BYTES = int(os.environ.get("NDENGINE_INLINE_MAX_BYTES", 1 << 16))
 
@@ -108,6 +102,14 @@ def _new_lock_after_fork():
 os.register_at_fork(after_in_child=_new_lock_after_fork)
 
 
+def flush_window_of(chunk):
+    """Push the open segment window whose gathered ops touch ``chunk``, if any (before a wait
+    or a direct use of its var)."""
+    window = chunk.window
+    if window is not None and window.open:
+        window.flush()
+
+
 def _nothing_to_free(run_ctx):
     pass
 
@@ -119,75 +121,3 @@ def _release_buffer(data, ctx):
         return lambda run_ctx: storage.free(
             data, ctx, run_ctx.stream.record() if run_ctx.stream is not None else None)
     return lambda run_ctx: storage.free(data, ctx)
-
-
-_new_object = object.__new__
-_np_empty = np.empty
-_ArrayMemoryError = np._core._exceptions._ArrayMemoryError
-# a CPU array larger than this raises MemoryError at the call (storage.host_memory_bytes)
-_host_bytes = storage.HOST_MEMORY_BYTES or float("inf")
-
-
-class RawArray:
-    """NDArray's slots, without its checked ``__setattr__``: arrays are built as a _RawArray
-    (plain slot writes) and then made NDArrays, which costs less than writing every slot
-    through a checked or descriptor call. Reads of ``x.shape`` stay plain slot reads."""
-
-    __slots__ = ("shape", "dtype", "_chunk", "_offset", "_strides", "_view_cache",
-                 "__weakref__")
-
-
-def new_array(shape, dtype, ctx, engine=None):
-    """A fresh NDArray with a fresh chunk: a small CPU array gets its NumPy memory now, any
-    other no memory until an op writes it."""
-    arr = _new_object(RawArray)
-    arr.shape = shape
-    arr.dtype = dtype
-    nbytes = dtype.itemsize
-    for n in shape:
-        nbytes *= n
-    if nbytes <= SMALL_BYTES and ctx.device_type == "cpu":
-        chunk = _new_object(SmallChunk)  # its var: at its first use (SmallChunk)
-        chunk.ctx = ctx
-        chunk.nbytes = nbytes
-        chunk.window = None  # the open segment window that touches it (segment.py)
-        chunk.data = arr._view_cache = _np_empty(shape, dtype)
-        arr._chunk = chunk
-    else:
-        if ctx.device_type != "cpu":
-            _devices.check(ctx)  # a GPU that cannot be used says why, at the call
-        elif nbytes > _host_bytes:  # never backed: NumPy's error, at the call
-            raise _ArrayMemoryError(tuple(shape), dtype)
-        arr._chunk = Chunk(nbytes, ctx, engine or _engine_mod.get())
-        arr._view_cache = None
-    arr._offset = 0
-    arr._strides = None
-    arr.__class__ = array_type[0]
-    return arr
-
-
-def array_on(chunk, shape, dtype, offset=0, strides=None):
-    """A new NDArray viewing ``chunk`` (byte ``offset``, byte ``strides``; None: the whole
-    chunk, C-contiguous)."""
-    arr = _new_object(RawArray)
-    arr.shape = shape
-    arr.dtype = dtype
-    arr._chunk = chunk
-    arr._offset = offset
-    arr._strides = strides
-    arr._view_cache = None
-    arr.__class__ = array_type[0]
-    return arr
-
-
-def c_strides(shape, itemsize):
-    strides = []
-    step = itemsize
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
-
-
-
-array_type = [None]  # NDArray, set by array.py when it defines the class

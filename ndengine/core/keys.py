@@ -1,5 +1,6 @@
-"""Index keys as NDArray's ``__getitem__``/``__setitem__`` read them: basic or not, one
-element or not, and frozen (copied) so that a queued op selects what the call named."""
+"""Index keys as NDArray's ``__getitem__``/``__setitem__`` (array_methods.py) read them: basic
+or not, one element or not, and frozen (copied) so that a queued op selects what the call
+named."""
 import numpy as np
 
 from .array import NDArray

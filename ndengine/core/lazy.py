@@ -18,8 +18,8 @@ pushes ONE engine op that reads the vars of its leaves and writes the vars of it
   ``a*b + c``, the ``x`` rebound by ``x = x*2 + 1``) is never allocated: nothing can read it.
   A window none of whose results is alive pushes nothing.
 
-Back-pressure. The engine bounds the pending work, not the count of ops (core.py's
-``_pending_work``): a window's op weighs as its ops do, each 1 plus 1 per ``WORK_ELEMENTS``
+Back-pressure. The engine bounds the pending work, not the count of ops (its executor's
+``pending_work``): a window's op weighs as its ops do, each 1 plus 1 per ``WORK_ELEMENTS``
 elements, so a thread looping ``x += 1`` on a large array cannot queue seconds of fused work
 ahead of a reader. A window is pushed without waiting (see segment.py), so each op waits for
 room before it is recorded, and a full window waits before its push, with its segment's lock
@@ -66,8 +66,8 @@ from .. import engine as _engine_mod
 from ..engine import FnProperty
 from ..ops.fusion.program import FUSIBLE_OPS, TAIL_REDUCTIONS
 from . import fp_errors as _fp
-from .array import NDArray
-from .chunk import Chunk, array_on as _array_on
+from .array import NDArray, array_on as _array_on
+from .chunk import Chunk
 from .lazy_run import FusedRun, program_stats
 from .segment import (WindowBase, flush_full, flush_locked, flush_touching,
                       open_window_locked, thread_segment)
@@ -244,7 +244,7 @@ def record(engine, ctx, op, plan, key, inputs, params, output, fresh):
     flush_touching(inputs, segment)  # another thread's open window on the arrays goes first
     if not fresh:
         flush_touching((output,), segment)
-    origin = _engine_mod.caller_origin(2)  # record and invoke are the package's
+    origin = _engine_mod.caller_origin(3)  # record, pipeline._fuse_or_push and invoke
     shape = output.shape
     if op.name in TAIL_REDUCTIONS:
         return fresh and _record_tail(segment, engine, ctx, op, plan, key, inputs[0], params,

@@ -21,7 +21,8 @@ import numpy as np
 
 from ..ops import OpReq
 from ..ops.fusion.kernel import NotFusible, ProgramBuilder, kernel_for
-from ..ops.fusion.program import ArraySpec, Const
+from ..ops.fusion.builder import Const
+from ..ops.fusion.program import ArraySpec
 from ..ops.gpu.fusion import kernel_for as gpu_kernel_for
 from . import fp_errors as _fp
 from . import gpu as _gpu
@@ -181,7 +182,7 @@ class FusedRun:
     def _fused_reports(self, fp):
         """After the fused kernel: reports kept with the leaves pass to the outputs computed
         from them; the kernel's own (NumPy's evaluator, or the generated kernel's flags reported
-        by ops/fusion_fp) go to the outputs computed from the first op of the ufunc named, at
+        by ops/fusion/fp_report.py) go to the outputs computed from the first op of the ufunc named, at
         that op's line."""
         leaves_of, nodes_of = self._lineage()
         outs = list(zip(self.out_nodes, self.outputs))

@@ -1,10 +1,14 @@
 """The per-op pipeline: invoke, the one path every op takes, from the call to the push.
 
-Per op: the call's signature (ops.plans: dtype, shape, strides per array, type or value per
-scalar, the params, the write target), its plan (one dict lookup once seen), the plan's value
-checks, the outputs; the run object (`_Run`) carries the plan to the worker, which decides
-nothing. Shapes, dtypes, values and contexts are checked here, before anything is pushed.
-Hand-tuning of the per-op cost lives here and only here (bench/tiny_ops.py guards it).
+Per op, in `invoke`'s phases (MXNet's ``Imperative::Invoke``): record for autograd (tape.py),
+read the inputs (their chunks, the call's signature: ops.plans: dtype, shape, strides per
+array, type or value per scalar), `_plan` (the params and the write target join the key; one
+dict lookup once seen; the plan's value checks), the outputs (one new array spelled out in
+invoke, any other case `_make_outputs`), then a bound run (runs.py) gathered by segment.py
+(MXNet's BulkAppend), or `_fuse_or_push`: recorded into a lazy window (lazy.py), or pushed
+alone (a run object of runs.py carries the plan to the worker, which decides nothing). Shapes,
+dtypes, values and contexts are checked before anything is pushed. Hand-tuning of the
+per-op cost lives here and only here (bench/tiny_ops.py guards it). No state.
 """
 
 import numpy as np
@@ -21,9 +25,11 @@ from . import fp_errors as _fp
 from . import gpu as _gpu
 from . import lazy as _lazy
 from . import segment as _segment
-from .array import NDArray
 from . import tape as _tape
-from .chunk import RECORDING as _RECORDING, SmallChunk as _SmallChunk, new_array as _new_array
+from .array import NDArray, new_array as _new_array
+from .chunk import SmallChunk as _SmallChunk
+from .runs import BoundRun, Run
+from .tape import RECORDING as _RECORDING
 
 __all__ = ["invoke", "waitall", "as_operand", "from_numpy", "copy_between"]
 
@@ -34,11 +40,8 @@ _WRITE_TO = [OpReq.WRITE_TO]
 _WRITE_INPLACE = [OpReq.WRITE_INPLACE]
 _SCALARS = (bool, int, float, complex)
 _KEY_SCALARS = frozenset(_SCALARS) | _NUMPY_SCALARS  # keyed by their type (or value)
-_np_ndarray = np.ndarray
 # NumPy's error state: read at the push (one get, one lookup), applied where the op runs
 _fp_state_at_push = _fp.state_at_push
-_fp_set, _fp_reset = _fp.set_state, _fp.reset_state
-_fp_messages, _fp_kept = _fp.MESSAGES, _fp.KEPT
 
 # ---------------------------------------------------------------- operands and invoke
 def as_operand(value, ctx, numpy_scalars=False):
@@ -116,110 +119,6 @@ def copy_between(source, target):
                                 prop, name="copyto")
 
 
-def _describe(inputs, outputs):
-    """Profiler arguments: shapes and dtypes of the arrays an op reads and writes."""
-    return {"inputs": [(x.shape, str(x.dtype)) if isinstance(x, (NDArray, np.ndarray))
-                       else (repr(x),) for x in inputs],
-            "outputs": [(x.shape, str(x.dtype)) for x in outputs]}
-
-
-class _Run:
-    """What a worker runs for one op: the op's plan on the arrays' memory."""
-
-    __slots__ = ("plan", "inputs", "outputs", "req", "params", "cast_into", "fp")
-
-    def __init__(self, plan, inputs, outputs, req, params, cast_into, fp):
-        self.plan = plan
-        self.inputs = inputs
-        self.outputs = outputs
-        self.req = req
-        self.params = params
-        self.cast_into = cast_into
-        self.fp = fp  # the NumPy error state of its push (fp_errors.py)
-
-    def describe(self):
-        """Profiler arguments (called only by a run hook)."""
-        return _describe(self.inputs, self.outputs)
-
-    def __call__(self, run_ctx):
-        stream = run_ctx.stream
-        fp = self.fp
-        token = _fp_set(fp.run_state)
-        try:
-            if stream is not None:  # a GPU op: its memory is taken and used on its stream
-                with stream:
-                    self._run(run_ctx, _gpu.xp(run_ctx.ctx))
-            else:
-                self._run(run_ctx, np)
-        finally:
-            _fp_reset(token)
-        if _fp_kept:
-            _fp.inherit(self.inputs, self.outputs)
-        if _fp_messages:
-            _fp.collect(fp, self.outputs)
-
-    def _run(self, run_ctx, xp):
-        args = []
-        for x in self.inputs:
-            if type(x) is NDArray:
-                view = x._view_cache  # x._data(), without the call when it is cached
-                args.append(view if view is not None else x._data())
-            else:
-                args.append(x)
-        outs = []
-        for x in self.outputs:
-            outs.append(x._data())
-        run = self.plan.run
-        if self.cast_into is not None:
-            # In-place op whose result dtype differs from the target's (float32 += float64):
-            # compute at the result dtype, then cast into place as NumPy does.
-            temps = [xp.empty(o.shape, dt) for o, dt in zip(outs, self.cast_into)]
-            run(args, temps, _WRITE_TO * len(temps), self.params)
-            for out, temp in zip(outs, temps):
-                xp.copyto(out, temp, casting="unsafe")
-        else:
-            run(args, outs, self.req, self.params)
-
-
-class _BoundRun:
-    """The run of a CPU op whose arrays are all small (SmallChunk), or whose call is under
-    lazy.INLINE_ELEMENTS (`_binds_pool_buffers`): their memory exists at the push (a pool
-    buffer is taken then), so the views are taken there and the worker only calls the plan's
-    run."""
-
-    # reads, writes (chunks), name: what a segment needs of it; origin: set when gathered;
-    # fp: the NumPy error state of its push (fp_errors.py)
-    __slots__ = ("run", "args", "outs", "req", "params", "reads", "writes", "name", "origin",
-                 "fp")
-
-    def __init__(self, run, args, outs, req, params, reads, writes, name, fp):
-        self.run = run
-        self.args = args
-        self.outs = outs
-        self.req = req
-        self.params = params
-        self.reads = reads
-        self.writes = writes
-        self.name = name
-        self.fp = fp
-
-    def describe(self):
-        """Profiler arguments (called only by a run hook)."""
-        return _describe(self.args, self.outs)
-
-    def __call__(self, run_ctx):  # pushed alone (a gathered one runs in its window's op)
-        fp = self.fp
-        token = _fp_set(fp.run_state)
-        try:
-            self.run(self.args, self.outs, self.req, self.params)
-        finally:
-            _fp_reset(token)
-        if _fp_kept:
-            _fp.inherit(self.reads, self.writes)
-        if _fp_messages:
-            _fp.collect(fp, self.writes)
-
-
 def _aliases(inputs, out):
     """Each input's alias code against ``out`` (ops.plans: 0 none, 1 the same view, 2 may
     overlap), or None when no input shares out's chunk."""
@@ -277,33 +176,20 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
     ``out`` (an NDArray) makes the op write in place into it; ``ctx`` places ops that have
     no array input; ``extra_writes`` are more vars the op writes (a random generator's);
     ``overwrites``, vars among the writes whose every byte the op replaces without reading
-    them (a failed array written whole becomes valid again).
-    Per op: the call's signature (ops.plans: dtype, shape, strides per array, type or value
-    per scalar, the params, the write target), its plan (one dict lookup once seen), the
-    plan's value checks, the outputs; the run object carries the plan to the worker. Shapes,
-    dtypes, values and contexts are checked here, before anything is pushed.
-    Every line is paid by every tiny op, hence the spelled-out common cases.
+    them (a failed array written whole becomes valid again). Phases: the module docstring.
     """
-    if _RECORDING[0] and _tape.is_recording():  # autograd: run it, then tape it
-        return _tape.invoke_recorded(op, inputs, params, out, ctx, ctx_check, extra_writes,
-                                     overwrites)
-    if params is None:
-        params = _NO_PARAMS
+    if _RECORDING[0] and _tape.is_recording():  # record for autograd: run it, then tape it
+        return _tape.invoke_recorded(invoke, op, inputs, params, out, ctx, ctx_check,
+                                     extra_writes, overwrites)
+    params = _NO_PARAMS if params is None else params
     engine = _engine_mod.get()
     bulk_size = engine.bulk_size
-    # While the engine gathers, reads and writes are chunks (a small chunk's var is made at
-    # its first use, and a temporary gathered and dropped never needs one): their vars are
-    # taken only if the op is pushed alone. The NaiveEngine never gathers: vars at once.
+    # Gathering, reads and writes are chunks (a small chunk's var is made at its first use);
+    # args: what a bound run gets (views; NDArrays to bind: pooled); small: (see BoundRun)
     gathering = bulk_size > 1
-    reads = []
-    key = []
-    args = []  # what a bound run gets: views (NDArrays yet to bind: pooled) and scalars
+    reads, key, args = [], [], []
     by_type = op.scalars_by_type
-    # small: the run can be bound to the arrays' memory at the push (a bound run, gathered
-    # into the thread's window): every array a SmallChunk, whose memory exists, or (pooled)
-    # a CPU array of a call under lazy.INLINE_ELEMENTS, whose pool buffer is taken now
-    small = True
-    pooled = False
+    small, pooled = True, False
     for x in inputs:
         kind = type(x)
         if kind is NDArray:
@@ -312,9 +198,7 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
                 if ctx is None:
                     ctx = chunk.ctx
                 elif ctx_check:
-                    raise ValueError(
-                        f"{op.name}: arrays are on different contexts ({ctx} and {chunk.ctx});"
-                        " move one with .copyto(ctx) or .as_in_context(ctx) first")
+                    _different_contexts(op, ctx, chunk.ctx)
             reads.append(chunk if gathering else chunk.var)
             key += (x.dtype, x.shape, x._strides)  # _strides None: C-contiguous
             if small:
@@ -322,7 +206,7 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
                     view = x._view_cache
                     args.append(view if view is not None else x._data())
                 else:
-                    args.append(x)  # bound below, if the call is under the inline size
+                    args.append(x)
                     pooled = True
         elif kind in _KEY_SCALARS:
             key.append(kind if by_type else (kind, x))
@@ -332,15 +216,57 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
             args.append(x)
     if ctx is None:
         ctx = current_context()
+    plan, key = _plan(op, inputs, params, out, ctx, ctx_check, key)
+    device = ctx.device_type
+    binds_pool = None  # whether pool buffers are bound at the push (_binds_pool_buffers)
+    if pooled:  # bound at the push, or not small
+        binds_pool = small = _binds_pool_buffers(op, params, plan, device)
+        args = [x._data() if type(x) is NDArray else x for x in args] if small else args
+    if out is None and len(plan.outputs) == 1:  # the common case, spelled out: a new array
+        shape, dtype = plan.outputs[0]
+        result = _new_array(shape, dtype, ctx, engine)
+        outputs, chunk, req = [result], result._chunk, _WRITE_TO
+        writes = [chunk if gathering else _new_var(chunk, engine)
+                  if type(chunk) is _SmallChunk else chunk.var]
+        outs, cast_into = (), None  # (not bound)
+        if small:
+            if type(chunk) is _SmallChunk:
+                outs = [result._view_cache]  # a new small array's memory (chunk.py)
+            elif binds_pool or binds_pool is None and _binds_pool_buffers(op, params, plan,
+                                                                          device):
+                outs = [result._data()]  # its pool buffer, taken now
+            else:
+                small = False
+    else:
+        outputs, writes, outs, req, plan, cast_into, small = _make_outputs(
+            op, inputs, params, out, ctx, engine, plan, key, gathering, small, binds_pool)
+    run = None
+    if small and cast_into is None and device == "cpu":
+        run = BoundRun(plan.run, args, outs, req, params, reads, writes, op.name,
+                       _fp_state_at_push())
+        if gathering and not extra_writes and not overwrites:  # MXNet's BulkAppend
+            _segment.append(engine, ctx, run, outputs, out is None, bulk_size)
+            return outputs
+    return _fuse_or_push(op, inputs, params, out, ctx, engine, plan, key, gathering, small,
+                         run, reads, writes, outputs, req, cast_into, extra_writes, overwrites)
+
+
+def _different_contexts(op, ctx, other):
+    raise ValueError(f"{op.name}: arrays are on different contexts ({ctx} and {other}); "
+                     "move one with .copyto(ctx) or .as_in_context(ctx) first")
+
+
+def _plan(op, inputs, params, out, ctx, ctx_check, key):
+    """The call's plan and its key (ops.plans): ``key``, the inputs' part, is finished with
+    the params and the write target; a CPU call seen before costs one dict lookup; then the
+    plan's value checks run (MXNet's SetShapeType)."""
     key.append(_param_key(params, op.value_params, op.unkeyed_params) if params else None)
     aliases = None
     if out is None:
         key.append(None)
     else:
         if out._chunk.ctx is not ctx and ctx_check:
-            raise ValueError(
-                f"{op.name}: arrays are on different contexts ({ctx} and {out._chunk.ctx}); "
-                "move one with .copyto(ctx) or .as_in_context(ctx) first")
+            _different_contexts(op, ctx, out._chunk.ctx)
         aliases = _aliases(inputs, out)
         key.append((out.dtype, out.shape, out._strides, aliases, None))
     key = tuple(key)
@@ -358,43 +284,21 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
     check = plan.check
     if check is not None:
         check(inputs, params)
-    binds_pool = None  # whether pool buffers are bound at the push (_binds_pool_buffers)
-    if pooled:
-        binds_pool = _binds_pool_buffers(op, params, plan, device)
-        if binds_pool:
-            args = [x._data() if type(x) is NDArray else x for x in args]
-        else:
-            small = False
+    return plan, key
+
+
+def _make_outputs(op, inputs, params, out, ctx, engine, plan, key, gathering, small,
+                  binds_pool):
+    """The outputs of a call with ``out`` (checked against the plan as NumPy checks it) or
+    with several new arrays (invoke spells out one new array), the chunks (or vars) they
+    write and, while every array is small, their views (MXNet's SetNDInputsOutputs).
+    Returns (outputs, writes, outs, req, plan, cast_into, small)."""
     cast_into = None
-    outs = None  # the outputs' views, while every array is small
+    device = ctx.device_type
     if out is None:
         specs = plan.outputs
-        if len(specs) == 1:  # the common case, spelled out: one new array
-            shape, dtype = specs[0]
-            result = _new_array(shape, dtype, ctx, engine)
-            outputs = [result]
-            chunk = result._chunk
-            if gathering:
-                writes = [chunk]
-            elif type(chunk) is _SmallChunk:  # its var, made by the op that makes it
-                writes = [_new_var(chunk, engine)]
-            else:
-                writes = [chunk.var]
-            outs = ()  # (not bound)
-            if small:
-                if type(chunk) is _SmallChunk:
-                    outs = [result._view_cache]  # a new small array's memory (chunk.py)
-                else:
-                    if binds_pool is None:
-                        binds_pool = _binds_pool_buffers(op, params, plan, device)
-                    if binds_pool:
-                        outs = [result._data()]  # its pool buffer, taken now
-                    else:
-                        small = False
-            req = _WRITE_TO
-        else:
-            outputs = [_new_array(shape, dtype, ctx, engine) for shape, dtype in specs]
-            req = _WRITE_TO * len(outputs)
+        outputs = [_new_array(shape, dtype, ctx, engine) for shape, dtype in specs]
+        req = _WRITE_TO * len(outputs)
     else:
         shape, dtype = plan.outputs[0]
         # NumPy's order: a ufunc checks the cast before the shape, other functions after
@@ -410,26 +314,29 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
             plan = op.plan(inputs, params, key=key[:-1] + (None,), device=device)
         req = _WRITE_INPLACE if any(x is out for x in inputs) else _WRITE_TO
         outputs = [out]
-    if outs is None:  # the chunks it writes, and their views while every array is small
-        writes = []
-        outs = []
-        for x in outputs:
-            chunk = x._chunk
-            writes.append(chunk if gathering else chunk.var)
-            if small:
-                if type(chunk) is not _SmallChunk and binds_pool is None:
-                    binds_pool = _binds_pool_buffers(op, params, plan, device)
-                if type(chunk) is _SmallChunk or binds_pool:
-                    view = x._view_cache
-                    outs.append(view if view is not None else x._data())
-                else:
-                    small = False
-    if small and cast_into is None and device == "cpu":
-        run = _BoundRun(plan.run, args, outs, req, params, reads, writes, op.name,
-                        _fp_state_at_push())
-        if gathering and not extra_writes and not overwrites:
-            _segment.append(engine, ctx, run, outputs, out is None, bulk_size)
-            return outputs
+    writes = []
+    outs = []
+    for x in outputs:
+        chunk = x._chunk
+        writes.append(chunk if gathering else chunk.var)
+        if small:
+            if type(chunk) is not _SmallChunk and binds_pool is None:
+                binds_pool = _binds_pool_buffers(op, params, plan, device)
+            if type(chunk) is _SmallChunk or binds_pool:
+                view = x._view_cache
+                outs.append(view if view is not None else x._data())
+            else:
+                small = False
+    return outputs, writes, outs, req, plan, cast_into, small
+
+
+def _fuse_or_push(op, inputs, params, out, ctx, engine, plan, key, gathering, small, run,
+                  reads, writes, outputs, req, cast_into, extra_writes, overwrites):
+    """An op invoke did not gather: recorded into this thread's lazy window (fusion), or
+    pushed alone (MXNet's PushFCompute): ``run``, its bound run, or else a `Run` of its plan.
+    Returns the outputs."""
+    device = ctx.device_type
+    if run is not None:
         prop = _ASYNC
     elif (cast_into is None and _lazy.ENABLED
           and (plan.elements >= _lazy.FUSE_MIN_ELEMENTS or device != "cpu")
@@ -439,7 +346,7 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
                            out is None)):
         return outputs  # recorded in this thread's lazy window (lazy.py): fused at its flush
     else:
-        run = _Run(plan, inputs, outputs, req, params, cast_into, _fp_state_at_push())
+        run = Run(plan, inputs, outputs, req, params, cast_into, _fp_state_at_push())
         # a CPU op whose arrays are all under lazy.INLINE_ELEMENTS runs in the pushing thread
         # when its inputs are ready (the engine's ASYNC placement, as for small arrays and
         # lazy windows of that size). Measured on 2 cores: a worker running such an op (64K
@@ -458,9 +365,6 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
                      _engine_mod.caller_origin,  # called only when needed: the user's line
                      overwrites)
     return outputs
-
-
-_tape.INVOKE[0] = invoke
 
 
 def _binds_pool_buffers(op, params, plan, device):

@@ -2,7 +2,7 @@
 
 MXNet's ``BulkAppend``/``BulkFlush``. A small op costs more to push than to run, so each pushing
 thread gathers its CPU ops whose arrays are all small or under the inline size (those
-``invoke`` binds to their memory at the call: `pipeline._BoundRun`) into a window, and pushes
+``invoke`` binds to their memory at the call: `runs.BoundRun`) into a window, and pushes
 the window as ONE engine op once it holds the engine's ``bulk_size`` ops or its new arrays
 hold ``WINDOW_BYTES``, or sooner when something needs its results or its place in the order:
 
@@ -18,7 +18,7 @@ hold ``WINDOW_BYTES``, or sooner when something needs its results or its place i
 Back-pressure. A window's op stands for its ops: its engine ``work`` is their count (a lazy
 window's weighs their sizes too, lazy.py), so the engine's bound on pending work holds however
 the ops were gathered. A window is pushed under its segment's lock, which other threads need to
-flush it, so that push never sleeps in back-pressure (engine/pressure.py): the owner waits for
+flush it, so that push never sleeps in back-pressure (engine/waits.py): the owner waits for
 room before it flushes a full window, with the lock released (``flush_full``), and any other
 thread's flush (a reader's) pushes at once. The owner's other flushes are followed by one of its
 throttled pushes, or, for a lazy window, by its next op's wait for room (lazy.py).
@@ -41,7 +41,7 @@ Window, field by field (one per gathering; the next op opens a new one)
     open      True until it is pushed; a mark naming a window that is not open means nothing.
     engine    the engine of its ops (the current one at its first op).
     ctx       the context of its ops.
-    nodes     its ops (`_BoundRun`s, ``origin`` set, ``reads``/``writes`` the chunks they
+    nodes     its ops (`runs.BoundRun`s, ``origin`` set, ``reads``/``writes`` the chunks they
               read and write), in push order.
     roles     dict chunk -> role: "read" (its ops read it, none writes it), "write" (one
               writes it), or, for the chunk of an array one of its ops made, the number of its
@@ -76,7 +76,7 @@ from ..engine import FnProperty
 from . import fp_errors as _fp
 from .array import NDArray
 
-__all__ = ["append", "flush_before", "flush_touching", "flush_marked", "flush_own", "flush_all",
+__all__ = ["append", "flush_before", "flush_touching", "flush_own", "flush_all",
            "flush_window", "thread_segment", "open_window_locked", "flush_locked", "WindowBase",
            "flush_full"]
 
@@ -120,6 +120,11 @@ class WindowBase:
         self.nodes = []
         self.bulk = None
         self.pushed = False
+
+    def flush(self):
+        """Push this window if it is still open, from any thread (chunk.flush_window_of: a
+        wait, a value read or a direct use of a var it touches)."""
+        flush_window(self)
 
 
 class Window(WindowBase):
@@ -217,7 +222,7 @@ def _vars(chunks):
 
 
 def append(engine, ctx, run, outputs, fresh, bulk_size):
-    """Gather ``run`` (an op on small arrays, a `pipeline._BoundRun`: it reads the chunks
+    """Gather ``run`` (an op on small arrays, a `runs.BoundRun`: it reads the chunks
     ``run.reads`` and writes the chunks ``run.writes``, those of ``outputs``; ``fresh``: its
     outputs are new arrays) into this thread's window; push the window once it holds
     ``bulk_size`` ops (the engine's)."""
@@ -288,7 +293,7 @@ def open_window_locked(segment, kind, engine, ctx):
     if window is None or type(window) is not kind or window.bulk is not None \
             or window.engine is not engine or window.ctx is not ctx:
         if window is not None:  # (a flush that a Ctrl-C cut short is finished here)
-            _flush_locked(segment)
+            flush_locked(segment)
         with _OPEN_LOCK:
             _OPEN.add(segment)  # first: an interrupt leaves it there with no window
         window = segment.window = kind(segment, engine, ctx)
@@ -300,7 +305,7 @@ def flush_window(window):
     segment = window.segment
     with segment.lock:
         if segment.window is window:
-            _flush_locked(segment)
+            flush_locked(segment)
 
 
 def flush_own():
@@ -308,13 +313,7 @@ def flush_own():
     segment = getattr(_tls, "segment", None)
     if segment is not None and segment.window is not None:
         with segment.lock:
-            _flush_locked(segment)
-
-
-def flush_marked(chunk):
-    """Push the open window that touches ``chunk``, if any (before a wait or a direct use of
-    its var)."""
-    _flush_foreign(chunk.window, None)
+            flush_locked(segment)
 
 
 def flush_touching(arrays, skip=None):
@@ -346,10 +345,10 @@ def flush_all():
         segments = list(_OPEN)
     for segment in segments:
         with segment.lock:
-            _flush_locked(segment)
+            flush_locked(segment)
 
 
-def _flush_locked(segment):
+def flush_locked(segment):
     """With ``segment.lock`` held: push its open window as one op, if it has one, and close
     it. Restartable: a Ctrl-C anywhere leaves the window where the next call (the next op's
     append, a flush or a wait) takes it up, and the window's op runs once however often it
@@ -376,14 +375,12 @@ def _flush_locked(segment):
         _OPEN.discard(segment)
 
 
-flush_locked = _flush_locked  # for lazy.py, which shares this machinery
-
 
 def _flush_before_fork():
     segment = getattr(_tls, "segment", None)
     if segment is not None and segment.window is not None and not segment.lock.locked():
         with segment.lock:
-            _flush_locked(segment)
+            flush_locked(segment)
 
 
 def _reset_after_fork():

@@ -17,7 +17,8 @@ import numpy as np
 
 from .. import engine as _engine_mod
 from . import gpu as _gpu
-from .chunk import Chunk, array_on
+from .array import array_on
+from .chunk import Chunk
 
 __all__ = ["shared_view", "share_values", "share_numpy", "SharedChunk", "can_share",
            "dlpack_device", "dlpack_values"]

@@ -28,7 +28,7 @@ Every engine takes the same calls:
                     which reads no failed var) runs, and when it succeeds their error is gone.
         work        the queued work the op stands for (default 1; a window of ops pushed
                     as one gives more): back-pressure bounds the pending work, not the count
-                    of ops (NDENGINE_MAX_PENDING, pressure.py); ``throttle=False`` skips that
+                    of ops (NDENGINE_MAX_PENDING, waits.py); ``throttle=False`` skips that
                     wait, for a push made under a lock: the caller then calls
                     ``wait_for_room()`` once it released the lock.
     wait_for_var(var), wait_for_all()
@@ -62,14 +62,32 @@ engine creation, naming the variable (config.py).
 
 ``get()`` is the cheap way to the process-wide engine (one global read once it exists).
 
-Modules: context.py (Context, RunContext, FnProperty), var.py (the dependency algorithm),
-transitions.py (the placement transitions every engine shares: normalizing a push, running an
-op inline, the failure rule), core.py (the push path and the engine state), executor.py
-(running and completing a block), pressure.py (back-pressure, and the read exempt from it),
-lifecycle.py (waits, cancel, deferred deletions, shutdown, fork), threaded.py (the pooled and
-per-device placements and their workers), naive.py (the run-in-the-pushing-thread placement),
-recording.py (run hooks, OpRecord), errors.py
-(Cancelled, error notes and origins), config.py (environment variables).
+Modules, in import order (each imports only those before it; no cycles):
+    context.py      Context, RunContext, FnProperty.
+    config.py       environment variables and worker counts.
+    errors.py       Cancelled, ForkedWhilePending, error notes and origins.
+    var.py          the records: ThreadedVar, OprBlock, Operator, WAIT markers; the
+                    dependency algorithm.
+    transitions.py  the placement transitions every engine shares: normalizing a push,
+                    claiming and releasing the vars of an op run inline, the failure rule.
+    devices.py      GPUs, streams, events and the cross-stream order.
+    recording.py    run hooks: OpRecord, Recorder, ``report``.
+    threadstate.py  per-thread state: the executor a thread runs ops for, its pusher count.
+    failures.py     `Failures`: unraised errors, ``any_failed``, cancellation.
+    pools.py        `Pools`, `WorkerPool`, `Worker`: where ready blocks wait, run contexts,
+                    GPU streams.
+    executor.py     `Executor`: pushing and completing ops, running them at their push without
+                    a block; the pending counters, back-pressure limits, sleepers, run hook.
+    oncomplete.py   the on_complete of async ops.
+    running.py      `Runner`: running a block (a worker's, or a pushing thread's).
+    bulk.py         `Bulk`: the bulk size and the per-part failure rule of a bulk.
+    deletions.py    `Deletions`: delete_variable and the deferred deletions.
+    waits.py        `Waits`: wait_for_var, read_and_wait, wait_for_all, back-pressure waits.
+    lifecycle.py    `Lifecycle`: cancel, shutdown, the fork wait; the forked child's vars.
+    core.py         `EngineCore`: the engine API, composing the parts above (each owns its
+                    state, documented field by field in its module).
+    threaded.py     the pooled and per-device placements and their workers.
+    naive.py        the run-in-the-pushing-thread placement.
 """
 import atexit
 import os

@@ -2,36 +2,46 @@
 is the array layer's, core/segment.py): the bulk size, and the failure rule applied per part
 from inside a TOLERANT op, which holds every var of its parts while it runs.
 
-Fields used (engine state, documented in core.py): ``_bulk_size``, read without the lock;
-``_any_failed``, ``_errors``, ``_seq`` and the vars' error fields, changed under ``_lock``.
+`Bulk`, field by field
+    size         how many tiny ops a pushing thread may gather into one push; read without the
+                 lock (a plain int); always 1 when ``fixed`` (the NaiveEngine).
+    fixed        the placement runs each op at its push: ``set_size`` keeps 1.
+    executor     the engine's `Executor`: its ``lock`` guards the vars' error fields and its
+                 ``seq`` numbers a failed part.
+    failures     the engine's `Failures`: ``any_failed`` spares the per-part checks while no op
+                 ever failed; a failed part is recorded there.
+Kept across a fork (the size is a setting).
 """
 from .errors import record_failure, resolve_origin
 from .var import inherited_failure
 
-__all__ = ["BulkMixin"]
+__all__ = ["Bulk"]
 
 
-class BulkMixin:
-    @property
-    def bulk_size(self):
-        """How many tiny ops a pushing thread may gather into one push (MXNet's bulk size; the
-        gathering is core/segment.py's). 1: every op is pushed alone (always on the
-        NaiveEngine, which runs each op at its push). Default: NDENGINE_BULK_SIZE, else 64."""
-        return self._bulk_size
+class Bulk:
+    """See the module docstring."""
 
-    def set_bulk_size(self, size):
-        """Set ``bulk_size`` (an int >= 1); returns the previous one. The NaiveEngine keeps 1."""
+    __slots__ = ("size", "fixed", "executor", "failures")
+
+    def __init__(self, size, fixed, executor, failures):
+        self.size = 1 if fixed else size
+        self.fixed = fixed
+        self.executor = executor
+        self.failures = failures
+
+    def set_size(self, size):
+        """Set ``size`` (an int >= 1); returns the previous one. A fixed bulk keeps 1."""
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise ValueError(f"bulk size must be an integer of at least 1, got {size!r}")
-        previous = self._bulk_size
-        if not self._inline_all:
-            self._bulk_size = size
+        previous = self.size
+        if not self.fixed:
+            self.size = size
         return previous
 
     def any_failed(self, vars):
         """True when one of ``vars`` holds the error of a failed op. Stable only inside a
         TOLERANT op that uses them: nothing else can write them then."""
-        if not self._any_failed:
+        if not self.failures.any_failed:
             return False  # no op ever failed: the common case costs one check
         for var in vars:
             if var.error is not None:
@@ -43,9 +53,9 @@ class BulkMixin:
         ``writes``, all among the op's vars): True when the part must not run because a var
         it uses failed; then its written vars take the earliest failure, as a skipped op's
         do (``skip_error``), and nothing is reported again."""
-        if not self._any_failed:
+        if not self.failures.any_failed:
             return False
-        with self._lock:
+        with self.executor.lock:
             failed = inherited_failure(reads, writes)
             if failed is None:
                 return False
@@ -60,10 +70,7 @@ class BulkMixin:
         with it, noted with the part's ``name`` and ``origin``, and wait_for_all reports it,
         as for an op that failed alone."""
         tb = record_failure(exc, name, resolve_origin(origin), True)
-        with self._lock:
-            self._any_failed = True
-            seq = next(self._seq)
-            for var in writes:
-                if var.error is None:
-                    var.error, var.error_tb, var.error_seq = exc, tb, seq
-            self._errors.append((exc, tb))
+        executor, failures = self.executor, self.failures
+        with executor.lock:
+            failures.fail_writes(writes, (), exc, tb, next(executor.seq))
+            failures.errors.append((exc, tb))

@@ -36,7 +36,8 @@ import threading
 
 __all__ = ["DeviceSync", "FakeStream", "FakeEvent", "use_fake_gpus", "fake_gpu_count",
            "is_fake", "check", "stream_factory", "current_stream", "order_on", "record_on",
-           "sync_host", "device_count", "STREAM_METHODS", "check_stream", "checked_stream_factory"]
+           "sync_host", "synchronize", "order_before", "after_gpu_op", "device_count", "STREAM_METHODS", "check_stream",
+           "checked_stream_factory"]
 
 _VARIABLE = "NDENGINE_FAKE_GPUS"
 
@@ -294,3 +295,31 @@ def sync_host(reads, writes, clear=True):
                 event.synchronize()
             if clear:
                 var.device_sync = None
+
+
+def synchronize(stream):
+    """Block the host until the work queued on ``stream`` has run (a stream without
+    ``synchronize`` has nothing to wait for)."""
+    sync = getattr(stream, "synchronize", None)
+    if sync is not None:
+        sync()
+
+
+def order_before(stream, reads, writes, streams):
+    """Before an op runs: on a GPU ``stream``, wait on the events it must follow; on the host
+    (``stream`` None), synchronise the GPU work on its vars, once the engine made GPU streams
+    at all (``streams``, its list of them: while it is empty there is nothing to wait for)."""
+    if stream is not None:
+        order_on(stream, reads, writes)
+    elif streams:
+        sync_host(reads, writes)
+
+
+def after_gpu_op(stream, reads, writes, wait):
+    """After a GPU op's function returned: its work is queued on ``stream``. Tag its vars with
+    an event and go on (the threaded engines), or, with ``wait`` (the NaiveEngine, whose op
+    errors raise at the push), wait for the stream."""
+    if wait:
+        synchronize(stream)
+    else:
+        record_on(stream, reads, writes)

@@ -132,13 +132,13 @@ def _strip_chain(exc):
 
 def running_origin():
     """From inside an op's function: the origin of the op running in this thread (for a
-    report the op makes while it runs). A block run by the executor (a worker, or a thread
+    report the op makes while it runs). A block run by ``Runner.execute`` (a worker, or a thread
     running queued blocks) has its origin resolved at its push; an op run at its push in the
     pushing thread has the user's frame above it. Walks frames: call it on a rare path only."""
     frame = _getframe(1)
     while frame is not None:
         code = frame.f_code
-        if code.co_name == "_execute" and code.co_filename == _EXECUTOR_FILE:
+        if code.co_name == "execute" and code.co_filename == _EXECUTOR_FILE:
             block = frame.f_locals.get("block")
             return None if block is None else block.origin
         frame = frame.f_back
@@ -157,7 +157,7 @@ def origin_location(origin):
     return filename, line
 
 
-_EXECUTOR_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "executor.py")
+_EXECUTOR_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "running.py")
 
 
 def _full_stack(frame):

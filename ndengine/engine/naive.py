@@ -14,14 +14,15 @@ nothing to drop.
 State (beyond core.py's): ``_pool``, the one `WorkerPool` of the engine, with no workers: its
 heap holds blocks that became ready while their pushing thread was not there to run them (a
 block another thread's op held back, a push interrupted by Ctrl-C); pushing and waiting threads
-run them (``_run_queued``). Invariant: the heap is empty whenever no push or wait is under way.
+run them (``_run_queued``, which the executor and the waits call). Invariant: the heap is empty
+whenever no push or wait is under way. A forked child gets a new one.
 """
 import heapq
 
 from .config import worker_count
 from .core import EngineCore
-from .executor import REQUEUED, RUNNING, WorkerPool
-from .lifecycle import POLL
+from .executor import POLL, REQUEUED, RUNNING
+from .pools import WorkerPool
 
 __all__ = ["NaiveEngine"]
 
@@ -40,11 +41,12 @@ class NaiveEngine(EngineCore):
                             (num_copy_workers, "num_copy_workers")):
             if value is not None:
                 worker_count(value, what)
+        self._pool = WorkerPool("pushing threads")
         super().__init__(1, 1, 1, stream_factory, max_pending)
 
-    def _init_state(self):
-        super()._init_state()
+    def _after_fork_in_child(self):
         self._pool = WorkerPool("pushing threads")
+        return super()._after_fork_in_child()
 
     def __repr__(self):
         return "<NaiveEngine>"
@@ -52,25 +54,22 @@ class NaiveEngine(EngineCore):
     def _make_pool(self, ctx, prop):
         return self._pool
 
-    def _inline_run_context(self, ctx):
-        # The pushing thread runs every op: on a GPU it needs the stream a worker would have.
-        return self._run_context(ctx, False)
-
     def _run_until_done(self, block):
         """After the push of ``block``: run it here if it was held back, then raise its
         error, as the push's own."""
         final = len(block.const_vars) + len(block.mutable_vars) + 2
+        executor = self._executor
         if block.done != final:
-            if self._in_op():
+            if executor.in_op():
                 return  # pushed from inside an op that it waits for: run after that op
             heap = self._pool.heap
             while block.done != final:
                 sleeper = None
-                with self._lock:
+                with executor.lock:
                     if block.done == final:
                         break
                     if not heap:
-                        sleeper = self._new_sleeper()  # every completion wakes it
+                        sleeper = executor.new_sleeper()  # every completion wakes it
                 if sleeper is not None:
                     sleeper.acquire(timeout=POLL)
                 else:
@@ -78,26 +77,27 @@ class NaiveEngine(EngineCore):
         if self._pool.heap:
             self._run_queued()
         if block.error is not None:
-            self._raise_at_push(block)
+            executor.raise_at_push(block)
 
     def _run_queued(self):
         """Run, in this thread, the ready blocks no pushing thread took."""
         heap = self._pool.heap
-        if not heap or self._in_op():
+        executor = self._executor
+        if not heap or executor.in_op():
             return
         while heap:
             ready = None
             try:
-                with self._lock:
+                with executor.lock:
                     if not heap:
                         return
                     ready = heap[0][2]  # named before the pop: a Ctrl-C after it loses nothing
                     heapq.heappop(heap)
-                self._run_inline(ready)
+                self._runner.run_inline(ready)
             except KeyboardInterrupt:
                 if ready is not None and ready.done == 0 and ready.stage < RUNNING:
-                    # taken, not started (perhaps already put back by _execute: _requeue
+                    # taken, not started (perhaps already put back by execute: requeue
                     # looks in the heap first, so the block is never queued twice)
                     ready.stage = REQUEUED
-                    self._requeue(ready)
+                    executor.requeue(ready)
                 raise

@@ -16,9 +16,11 @@ engine takes no stamps and calls nothing.
 `Recorder` is the standard hook: it keeps an `OpRecord` per op until ``take()``.
 """
 import threading
+import time
+import warnings
 from collections import namedtuple
 
-__all__ = ["OpRecord", "Recorder", "records_of"]
+__all__ = ["OpRecord", "Recorder", "records_of", "report"]
 
 OpRecord = namedtuple("OpRecord", "name ctx worker start_ns end_ns reads writes info failed")
 OpRecord.__doc__ = ("One executed op: its name, Context, worker thread name, start and end "
@@ -26,6 +28,18 @@ OpRecord.__doc__ = ("One executed op: its name, Context, worker thread name, sta
                     "push (called, when callable), and whether it failed or was skipped.")
 
 _current_thread = threading.current_thread
+_perf_ns = time.perf_counter_ns
+
+
+def report(hook, name, fn, ctx, reads, writes, info, start, failed):
+    """Tell ``hook`` about one op that ran from ``start`` until now. A hook that raises gets a
+    RuntimeWarning: a broken hook must not leave the op unfinished."""
+    try:
+        hook(name or getattr(fn, "__name__", "op"), ctx, reads, writes, info, start,
+             _perf_ns(), failed)
+    except Exception as exc:  # noqa: BLE001 - a broken hook must not leave the op unfinished
+        warnings.warn(f"the engine's run hook {hook!r} raised {exc!r}; the op it was "
+                      "told about finished normally", RuntimeWarning, stacklevel=2)
 
 
 class Recorder:

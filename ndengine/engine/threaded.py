@@ -6,7 +6,7 @@ commonest shapes) and every other ready block on a pool of worker threads; they 
 pool serves which (context, property) (MXNet's two threaded engines). A pool is made on the
 first push that needs it, and its threads start then.
 
-A worker takes the best block from its pool's heap (executor.py documents the pool state),
+A worker takes the best block from its pool's heap (pools.py documents the pool state),
 runs it through the executor and keeps the best newly ready block of its own pool to run next,
 with no queue round trip and no wake-up; with nothing to do it parks on ``wakeups`` until a
 dispatch puts a token there. Each worker keeps a RunContext per context it runs on (on a GPU,
@@ -17,8 +17,8 @@ import threading
 
 from .context import FnProperty
 from .core import EngineCore, default_stream_factory
-from .executor import Worker, WorkerPool
-from .lifecycle import tls
+from .pools import Worker, WorkerPool
+from .threadstate import tls
 
 __all__ = ["ThreadedEngine", "ThreadedEnginePooled", "ThreadedEnginePerDevice",
            "default_stream_factory"]
@@ -32,21 +32,25 @@ class ThreadedEngine(EngineCore):
 
     def _start_pool(self, name, num_workers, ctx=None, is_copy=False):
         pool = WorkerPool(name)
+        pools = self._pools
         for i in range(num_workers):
             worker = Worker(f"ndengine-{name}-{i}")
             if ctx is not None:
-                worker.run_ctxs[ctx] = self._run_context(ctx, is_copy)
+                worker.run_ctxs[ctx] = pools.run_context(ctx, is_copy)
             pool.workers.append(worker)
         for worker in pool.workers:
             worker.thread = threading.Thread(target=self._worker_main, args=(pool, worker),
                                              name=worker.name, daemon=True)
             worker.thread.start()
-        self._all_pools.append(pool)
+        pools.started(pool)
         return pool
 
     def _worker_main(self, pool, worker):
-        tls.engine = self
-        lock = self._lock
+        executor = self._executor
+        tls.executor = executor
+        execute = self._runner.execute
+        run_context = self._pools.run_context
+        lock = executor.lock
         heap = pool.heap
         wakeups = pool.wakeups
         run_ctxs = worker.run_ctxs
@@ -66,8 +70,8 @@ class ThreadedEngine(EngineCore):
                 lock.release()
             run_ctx = run_ctxs.get(block.ctx)
             if run_ctx is None:
-                run_ctx = run_ctxs[block.ctx] = self._run_context(block.ctx, False)
-            block = self._execute(block, run_ctx, pool)
+                run_ctx = run_ctxs[block.ctx] = run_context(block.ctx, False)
+            block = execute(block, run_ctx, pool)
 
 
 class ThreadedEnginePooled(ThreadedEngine):
@@ -78,14 +82,14 @@ class ThreadedEnginePooled(ThreadedEngine):
     def _make_pool(self, ctx, prop):
         is_copy = prop in COPY_PROPS
         name = "copy" if is_copy else "compute"
-        shared = next((p for p in self._all_pools if p.name == name), None)
+        shared = next((p for p in self._pools.all if p.name == name), None)
         if shared is None:
             size = self.num_copy_workers if is_copy else self.num_cpu_workers
             shared = self._start_pool(name, size)
         if ctx.device_type == "gpu":
             for worker in shared.workers:  # streams made here, so a missing GPU fails the push
                 if ctx not in worker.run_ctxs:
-                    worker.run_ctxs[ctx] = self._run_context(ctx, is_copy)
+                    worker.run_ctxs[ctx] = self._pools.run_context(ctx, is_copy)
         return shared
 
 
@@ -100,17 +104,17 @@ class ThreadedEnginePerDevice(ThreadedEngine):
             if prop is CPU_PRIORITIZED:
                 name = "cpu_prioritized"
                 size = self.num_cpu_workers
-                for _, other_prop, pool in self._pools_in_use():
+                for _, other_prop, pool in self._pools.in_use():
                     if other_prop is CPU_PRIORITIZED:
                         return pool  # one prioritized pool serves every CPU device
                 return self._start_pool(name, size)
             # Every other property shares the device's normal pool.
-            for other_ctx, other_prop, pool in self._pools_in_use():
+            for other_ctx, other_prop, pool in self._pools.in_use():
                 if other_ctx is ctx and other_prop is not CPU_PRIORITIZED:
                     return pool
             return self._start_pool(f"cpu{ctx.device_id}", self.num_cpu_workers, ctx)
         is_copy = prop in COPY_PROPS
-        for other_ctx, other_prop, pool in self._pools_in_use():
+        for other_ctx, other_prop, pool in self._pools.in_use():
             if other_ctx is ctx and (other_prop in COPY_PROPS) == is_copy:
                 return pool
         if is_copy:

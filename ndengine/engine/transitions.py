@@ -5,7 +5,7 @@ error an op is skipped with. They take no locks; the engine calls them under its
 Running an op at once in the pushing thread (the inline path) is a placement, not a second
 engine: ``claim_inline`` marks its vars exactly as a granted block would hold them, the op runs,
 and ``release_inline`` gives them back exactly as a completion would, when nobody queued on them
-meanwhile; otherwise the completion goes through a block like any other op (core.py). No block
+meanwhile; otherwise the completion goes through a block like any other op (executor.py). No block
 is made on that path unless the op fails or another thread queued on its vars.
 
 Var state while an op runs inline, field by field (see var.py for the fields)
@@ -129,7 +129,7 @@ def release_inline(reads, writes):
 
     False, with nothing changed, when another thread queued an op on one of its vars meanwhile
     (behind the write, or as the pending write of a read var): then the completion must grant
-    that op, through a block (core.py)."""
+    that op, through a block (executor.py)."""
     write = writes[0]
     if write.queue:
         return False

@@ -56,7 +56,7 @@ OprBlock, field by field
                        var completed, then one more once the engine's counters were updated.
     last_grant         the var that last granted it a queued access (see complete_write).
     work               how much queued work it stands for, in the units back-pressure bounds
-                       (core.py ``_pending_work``): 1 for one op; a window of ops gives more.
+                       (executor.py ``pending_work``): 1 for one op; a window of ops gives more.
 
 Interrupt safety. Ctrl-C raises KeyboardInterrupt in the main thread between two bytecodes,
 but only at a few of them: a function's entry, a backward jump, and right after a call into C.
@@ -64,14 +64,14 @@ Every method here is written so that one interrupted anywhere can be called agai
 same arguments and the engine lock still held, and finishes the work exactly once: its field
 updates go together with the step counter they advance (``stage``, ``done``, ``last_grant``)
 with no interruption point in between, and its one call into C (a queue append or pop), if
-any, is the last thing it does. The engine's transitions (transitions.py, core.py) follow the
+any, is the last thing it does. The engine's transitions (transitions.py, executor.py) follow the
 same rule.
 """
+import threading
 from collections import deque
 
-__all__ = ["ThreadedVar", "OprBlock", "WRITE_TRIGGERED", "OP", "DELETE", "WAIT", "TOLERANT",
-           "DISPATCHED",
-           "inherited_failure"]
+__all__ = ["ThreadedVar", "OprBlock", "Operator", "wait_marker", "WRITE_TRIGGERED", "OP",
+           "DELETE", "WAIT", "TOLERANT", "DISPATCHED", "inherited_failure"]
 
 WRITE_TRIGGERED = -1
 OP, DELETE, WAIT, TOLERANT = 0, 1, 2, 3
@@ -227,3 +227,35 @@ class OprBlock:
         return (f"<OprBlock {self.name or getattr(self.fn, '__name__', '?')} on {self.ctx} "
                 f"wait={self.wait} reads={[v.id for v in self.const_vars]} "
                 f"writes={[v.id for v in self.mutable_vars]}>")
+
+
+def wait_marker(var):
+    """A WAIT block writing ``var`` (``wait_for_var``, ``read_and_wait``): once pushed, it is
+    granted, and releases its ``waiter`` (a lock held until then), when every op pushed on var
+    before it finished."""
+    waiter = threading.Lock()
+    waiter.acquire()
+    marker = OprBlock(None, False, None, (), (var,), 0, 0, 0, "wait_for_var", None, WAIT)
+    marker.waiter = waiter
+    return marker
+
+
+class Operator:
+    """A reusable op made by ``new_operator``; push it many times without rebuilding it.
+    ``num_pending`` counts its blocks pushed and not finished (under the engine lock);
+    ``deleted`` is set by ``delete_operator``, and ``fn`` is dropped once both say so."""
+
+    __slots__ = ("fn", "const_vars", "mutable_vars", "prop", "name", "num_pending", "deleted",
+                 "__weakref__")
+
+    def __init__(self, fn, const_vars, mutable_vars, prop, name):
+        self.fn = fn
+        self.const_vars = const_vars
+        self.mutable_vars = mutable_vars
+        self.prop = prop
+        self.name = name
+        self.num_pending = 0
+        self.deleted = False
+
+    def __repr__(self):
+        return f"<Operator {self.name or getattr(self.fn, '__name__', '?')}>"

@@ -1,4 +1,21 @@
-"""The user-facing arrays: NDArray, creation, module functions, random numbers, save/load."""
+"""The user-facing arrays: NDArray, creation, module functions, random numbers, save/load.
+
+Its modules import one way, each only those before it (and ``core``, ``ops``, ``engine``):
+
+- ``arguments``: reading arguments as NumPy does (``out=``, contexts, operands) and pushing
+  an op on them; ``signatures``: the one factory of functions with a given parameter list
+  (NumPy's, or the Array API standard's); ``creation``, ``namespace`` (dtypes, constants),
+  ``dask_chunks``: nothing else of the package;
+- ``operators``: NDArray's Python operators and the module functions of registered ops;
+  ``io`` and ``random`` (on ``creation``);
+- ``ufuncs`` (NumPy's ufuncs on NDArrays, through ``operators``' functions), ``interop``
+  (NumPy's functions on NDArrays), ``functions`` (the module functions' table);
+- ``shaping``, ``statistics``, ``complex_parts`` (on ``functions``); ``pushed`` (on
+  ``shaping``); ``fft`` and ``linalg`` (on ``pushed``).
+
+Importing this package sets NDArray's methods and protocols (``__array_ufunc__``,
+``__array_function__``, ``real``/``imag``, the statistics and shaping methods).
+"""
 from ..core import storage
 from . import random
 from .creation import (arange, array, asarray, ascontiguousarray, copy, empty, empty_like, eye,
@@ -16,6 +33,8 @@ __all__ = ["NDArray", "array", "asarray", "ascontiguousarray", "copy", "zeros", 
 # (COMPLEX_FUNCTIONS are added to __all__ below, once imported)
 
 interop.install()  # NumPy's functions on NDArrays, and NumPy's array methods NDArray lacked
+from . import ufuncs  # noqa: E402
+ufuncs.install()  # NumPy's ufuncs on NDArrays
 from .complex_parts import COMPLEX_FUNCTIONS, install as _install_complex_parts  # noqa: E402
 _install_complex_parts()  # x.real, x.imag, x.conj()
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import engine
 from ..ops.families import fft as fft_ops
-from . import signatures
+from . import arguments, signatures
 from .pushed import PUSHED
 
 
@@ -25,14 +25,14 @@ def _frequencies(op_name):
         if device not in (None, "cpu"):
             raise ValueError(f'Device not understood. Only "cpu" is allowed, but received: '
                              f'{device}')
-        return signatures.push(op_name, [], {"n": n, "d": signatures.read_values(d)},
+        return arguments.push(op_name, [], {"n": n, "d": arguments.read_values(d)},
                                ctx=engine.current_context())[0]
     return frequencies
 
 
 def _shift(sign):
     def shift(x, axes=None):
-        x = signatures.array_of(x)
+        x = arguments.array_of(x)
         if axes is None:
             axes = tuple(range(x.ndim))
             shifts = [sign * (n // 2) for n in x.shape]
@@ -60,14 +60,14 @@ _NONE_IN_S = ("Passing an array containing `None` values to `s` is deprecated in
 def _one_axis(name):
     def transform(a, n=None, axis=-1, norm=None, out=None):
         params = {"n": n, "axis": axis, "norm": norm}
-        return signatures.push(f"fft.{name}", [signatures.array_of(a)], params, out=out,
+        return arguments.push(f"fft.{name}", [arguments.array_of(a)], params, out=out,
                                name=name)[0]
     return transform
 
 
 def _many_axes(name):
     def transform(a, s=None, axes=None, norm=None, out=None):
-        a = signatures.array_of(a)
+        a = arguments.array_of(a)
         if s is not None:  # NumPy 2's warnings, then the s and axes NumPy would use
             s = list(s)
             if axes is None:
@@ -75,8 +75,8 @@ def _many_axes(name):
             if None in s:
                 warnings.warn(_NONE_IN_S, DeprecationWarning, stacklevel=3)
             s, axes = fft_ops.explicit_s(name, a.shape, a.dtype, s, axes, norm)
-        params = {"s": s, "axes": signatures.frozen(axes), "norm": norm}
-        return signatures.push(f"fft.{name}", [a], params, out=out, name=name)[0]
+        params = {"s": s, "axes": arguments.frozen(axes), "norm": norm}
+        return arguments.push(f"fft.{name}", [a], params, out=out, name=name)[0]
     return transform
 
 

@@ -14,7 +14,7 @@ from ..core import NDArray, as_operand as _as_operand, invoke
 from ..ops.dtypes import output_casting_error
 from ..ops.shapes import broadcast_shapes
 from .operators import add_family, module_function
-from .ufuncs import apply_op, check_out, context_of
+from .arguments import apply_op, check_out, context_of
 
 __all__ = ["FUNCTIONS", "broadcast_to"]
 

@@ -10,22 +10,24 @@ real matrix with complex eigenvalues raises TypeError at the wait, naming
 ``numpy.linalg.eig(a.asnumpy())`` (or pass the matrix as complex: ``a.astype(complex)``).
 Tolerances (``tol``, ``rtol``, ``rcond``) are scalars.
 """
-from collections import namedtuple
+import collections
 
 import numpy as np
 
 from ..core import NDArray
 from .functions import FUNCTIONS
 from .pushed import PUSHED
-from .signatures import array_of, context_of, frozen, numpy_function, push
+from .arguments import array_of as _array_of, first_context as _first_context
+from .arguments import frozen as _frozen, push as _push
+from .signatures import numpy_function as _numpy_function
 
 LinAlgError = np.linalg.LinAlgError
 
-EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
-EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
-QRResult = namedtuple("QRResult", ["Q", "R"])
-SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
-SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+EigResult = collections.namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
+EighResult = collections.namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+QRResult = collections.namedtuple("QRResult", ["Q", "R"])
+SlogdetResult = collections.namedtuple("SlogdetResult", ["sign", "logabsdet"])
+SVDResult = collections.namedtuple("SVDResult", ["U", "S", "Vh"])
 
 _NO_VALUE = np._NoValue  # NumPy's "not given" default
 
@@ -71,12 +73,12 @@ def _implementation(name, arrays, result, tolerances):
         values = [arguments.pop(param.lstrip("*")) for param in arrays]
         if arrays[0].startswith("*"):
             values = list(values[0])
-        ctx = context_of(*values)
-        inputs = [array_of(x, ctx) for x in values]
+        ctx = _first_context(*values)
+        inputs = [_array_of(x, ctx) for x in values]
         for param in tolerances:
             arguments[param] = _tolerance(param, arguments[param])
-        params = {k: frozen(v) for k, v in arguments.items() if v is not _NO_VALUE}
-        outputs = push(f"linalg.{name}", inputs, params, out=out, name=name, ctx=ctx)
+        params = {k: _frozen(v) for k, v in arguments.items() if v is not _NO_VALUE}
+        outputs = _push(f"linalg.{name}", inputs, params, out=out, name=name, ctx=ctx)
         if result is None:
             return outputs[0]
         if isinstance(result, type):
@@ -88,10 +90,10 @@ def _implementation(name, arrays, result, tolerances):
 def _lstsq(a, b, rcond=None):
     """The residuals are empty unless the rank is full and M > N: for M > N that needs the
     rank's value, so the call waits for the op there."""
-    ctx = context_of(a, b)
-    a, b = array_of(a, ctx), array_of(b, ctx)
-    x, residuals, rank, s = push("linalg.lstsq", [a, b],
-                                 {"rcond": _tolerance("rcond", rcond)}, ctx=ctx)
+    ctx = _first_context(a, b)
+    a, b = _array_of(a, ctx), _array_of(b, ctx)
+    x, residuals, rank, s = _push("linalg.lstsq", [a, b],
+                                  {"rcond": _tolerance("rcond", rcond)}, ctx=ctx)
     m, n = a.shape
     if m <= n or rank.item() != n:
         residuals = residuals[:0]
@@ -99,7 +101,7 @@ def _lstsq(a, b, rcond=None):
 
 
 def _outer(x1, x2):
-    x1, x2 = array_of(x1), array_of(x2)
+    x1, x2 = _array_of(x1), _array_of(x2)
     if x1.ndim != 1 or x2.ndim != 1:
         raise ValueError(f"Input arrays must be one-dimensional, but they are x1.ndim="
                          f"{x1.ndim} and x2.ndim={x2.ndim}.")
@@ -113,20 +115,20 @@ _EIG_DOC = (_DOC + " A real matrix with complex eigenvalues raises TypeError at 
             "numpy.linalg.{}(a.asnumpy()).")
 
 FUNCTIONS_LINALG = {
-    name: numpy_function(name, getattr(np.linalg, name),
-                         _implementation(name, arrays, result, tolerances),
-                         _EIG_DOC.format(name) if name in ("eig", "eigvals") else _DOC,
-                         module="ndengine.linalg", by_name=True)
+    name: _numpy_function(name, getattr(np.linalg, name),
+                          _implementation(name, arrays, result, tolerances),
+                          _EIG_DOC.format(name) if name in ("eig", "eigvals") else _DOC,
+                          module="ndengine.linalg", by_name=True)
     for name, (arrays, result, tolerances) in _ROWS.items()}
-FUNCTIONS_LINALG["lstsq"] = numpy_function("lstsq", np.linalg.lstsq, _lstsq,
-                                           module="ndengine.linalg", doc=_lstsq.__doc__)
-FUNCTIONS_LINALG["outer"] = numpy_function("outer", np.linalg.outer, _outer,
-                                           module="ndengine.linalg")
+FUNCTIONS_LINALG["lstsq"] = _numpy_function("lstsq", np.linalg.lstsq, _lstsq,
+                                            module="ndengine.linalg", doc=_lstsq.__doc__)
+FUNCTIONS_LINALG["outer"] = _numpy_function("outer", np.linalg.outer, _outer,
+                                            module="ndengine.linalg")
 # numpy.linalg's own spellings of two products (positional-only arrays, keyword axes)
-FUNCTIONS_LINALG["matmul"] = numpy_function(
+FUNCTIONS_LINALG["matmul"] = _numpy_function(
     "matmul", np.linalg.matmul, lambda x1, x2: FUNCTIONS["matmul"](x1, x2),
     module="ndengine.linalg")
-FUNCTIONS_LINALG["tensordot"] = numpy_function(
+FUNCTIONS_LINALG["tensordot"] = _numpy_function(
     "tensordot", np.linalg.tensordot, lambda x1, x2, axes=2: PUSHED["tensordot"](x1, x2, axes),
     module="ndengine.linalg")
 

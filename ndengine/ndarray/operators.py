@@ -1,12 +1,13 @@
 """Python operators, NDArray methods and module functions, generated from the op registry.
 
 Each table row names a registered operator; nothing here computes anything itself. Module
-functions get NumPy's parameter lists (``_SIGNATURES``): they are generated as real Python
-functions from that table, so ``inspect.signature(ndengine.exp)`` shows them and a wrong
+functions get NumPy's parameter lists (``_SIGNATURES``): ``signatures.signed_function`` makes
+real Python functions from that table (the plain case, NDArrays and no ``out=``/``dtype=``,
+straight to ``invoke``), so ``inspect.signature(ndengine.exp)`` shows them and a wrong
 keyword raises Python's own TypeError, as NumPy's do. ``out=`` is a pushed write into an
-NDArray (``invoke(..., out=)``) and the function returns it, as NumPy does.
+NDArray (``invoke(..., out=)``) and the function returns it, as NumPy does. NumPy's ufuncs
+on NDArrays (``__array_ufunc__``) are ``ufuncs``, which calls these functions.
 """
-import inspect
 import operator
 
 import numpy as np
@@ -16,7 +17,8 @@ from ..ops.elementwise import operators as elementwise
 from ..ops.families.numpy_operators import stand_in
 from ..ops.plans import NUMPY_SCALAR_TYPES
 from ..core import NDArray, as_operand as _as_operand, from_numpy, invoke
-from .ufuncs import apply_op, array_ufunc, context_of, defers_to, output_array
+from .arguments import apply_op, context_of, defers_to, output_array
+from .signatures import signature_of, signed_function
 
 __all__ = ["module_function", "add_family", "BINARY_OPERATORS", "UNARY_OPERATORS",
            "REDUCTIONS"]
@@ -176,7 +178,6 @@ def _install_methods():
     NDArray.dot = module_function("dot")
     NDArray.round = module_function("round")  # x.round(decimals=0, out=None)
     NDArray.clip = _clip_method
-    NDArray.__array_ufunc__ = array_ufunc
 
 
 # ---------------------------------------------------------------- module functions
@@ -402,27 +403,20 @@ def _generate(op, family):
     """``def name(<NumPy's parameters>)``: the plain case straight to invoke, the rest to
     the family's caller with the arguments as a dict."""
     parameters, plain_arrays = _SIGNATURES[family]
-    names = list(inspect.signature(eval(f"lambda {parameters}: None",  # noqa: S307
-                                        {"_NoValue": _NO_VALUE})).parameters)
-    arguments = "{" + ", ".join(f"{n!r}: {n}" for n in names) + "}"
-    lines = [f"def {op.name}({parameters}):"]
+    shortcut = None
     if plain_arrays:
+        names = list(signature_of(parameters).parameters)
         plain = [f"type({n}) is NDArray" for n in plain_arrays]
         plain += [f"{n} is None" for n in names if n in ("out", "dtype")]
         params = "None"
         if op.kind == "reduce":  # the op's own parameters, as a dict
             params = "{" + ", ".join(f"{n!r}: {n}" for n in names
                                      if n in ("axis", "keepdims", "ddof")) + "}"
-        lines += [f"    if {' and '.join(plain)}:",
-                  f"        return invoke(op, [{', '.join(plain_arrays)}], {params})[0]"]
-    lines.append(f"    return call(op, {arguments})")
-    namespace = {"NDArray": NDArray, "invoke": invoke, "op": op, "call": _CALLERS[family],
-                 "_NoValue": _NO_VALUE}
-    exec("\n".join(lines), namespace)  # noqa: S102 - source built from the table above
-    function = namespace[op.name]
-    function.__doc__ = op.doc
-    function.__module__ = "ndengine"
-    return function
+        shortcut = (" and ".join(plain),
+                    f"invoke(op, [{', '.join(plain_arrays)}], {params})[0]")
+    return signed_function(op.name, parameters, _CALLERS[family], lead=(op,), by_name=True,
+                           shortcut=shortcut, scope={"NDArray": NDArray, "invoke": invoke,
+                                                     "op": op}, doc=op.doc)
 
 
 def _generic(op):

@@ -19,8 +19,8 @@ from ..core import NDArray
 from ..ops.families.selection import along_axis_shape
 from ..ops.families.shaping import repeat_counts
 from .shaping import SHAPING, ordered_view
-from .signatures import (array_of, context_of, frozen, method, numpy_function, operand_of,
-                         push, read_values)
+from .arguments import array_of, first_context, frozen, operand_of, push, read_values
+from .signatures import method, numpy_function
 
 __all__ = ["PUSHED"]
 
@@ -144,7 +144,7 @@ def _implementation(name, row):
         out = arguments.pop("out", None)
         if row.check is not None:
             row.check(arguments)
-        ctx = context_of(*(arguments[n.lstrip("*")] for n in row.arrays))
+        ctx = first_context(*(arguments[n.lstrip("*")] for n in row.arrays))
         inputs = []
         for param in row.arrays:
             param_name = param.lstrip("*")
@@ -187,7 +187,7 @@ def _einsum(*operands, out=None, optimize=False, **kwargs):
         pairs = len(operands) // 2
         arrays = operands[0:2 * pairs:2]
         subscripts = frozen(operands[1:2 * pairs:2] + operands[2 * pairs:])
-    ctx = context_of(*arrays)
+    ctx = first_context(*arrays)
     if isinstance(out, NDArray) and kwargs.get("dtype") is None:
         kwargs["dtype"] = out.dtype  # NumPy computes in out's dtype (under ``casting``)
     params = {"subscripts": subscripts, "optimize": frozen(optimize),

@@ -37,7 +37,6 @@ and keeps the generator (the stream goes on).
 Fork: the lock is re-created in the child, and each Generator is replaced by one with the same
 state (a thread of the parent may have held a Generator's own lock, which cannot be replaced).
 """
-import inspect
 import operator
 import os
 import threading
@@ -53,6 +52,7 @@ from .creation import empty as _empty
 from ..core import NDArray, invoke as _invoke
 from ..core.gpu import xp as _device_module
 from ..ops.gpu.random import make_generator as _make_generator
+from .signatures import signed_function as _signed_function
 
 __all__ = ["seed", "uniform", "normal", "randint", "rand", "randn", "random_sample", "random",
            "choice", "permutation", "shuffle", "default_rng", "Generator"]
@@ -216,25 +216,14 @@ _GENERATOR_SIGNATURES = {
 _generators = weakref.WeakSet()  # for the fork handler
 
 
-def _signature(parameters):
-    return inspect.signature(eval(f"lambda {parameters}: None", {"np": np}))  # noqa: S307
-
-
 def _generator_method(name, parameters):
-    signature = _signature(f"self, {parameters}")
-
-    def method(self, *args, **kwargs):
-        values = signature.bind(self, *args, **kwargs)  # Python's TypeError for a bad call
-        values.apply_defaults()
-        values = dict(values.arguments)
-        del values["self"]
-        return _call(self._current(), name, values)
-    method.__name__ = name
-    method.__qualname__ = f"Generator.{name}"
-    method.__signature__ = signature
-    method.__doc__ = (f"numpy.random.Generator.{name}, pushed: an NDArray (None for shuffle, "
-                      f"which shuffles in place); NumPy's numbers for the same state.")
-    return method
+    def draw(values):  # the bound arguments, self among them -> the pushed draw
+        return _call(values.pop("self")._current(), name, values)
+    return _signed_function(
+        name, f"self, {parameters}", draw, by_name=True, qualname=f"Generator.{name}",
+        module=__name__,
+        doc=(f"numpy.random.Generator.{name}, pushed: an NDArray (None for shuffle, which "
+             f"shuffles in place); NumPy's numbers for the same state."))
 
 
 class Generator:

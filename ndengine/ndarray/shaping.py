@@ -16,7 +16,8 @@ from .. import ops
 from ..core import NDArray
 from ..ops.shapes import broadcast_shapes
 from .functions import broadcast_to
-from .signatures import array_of, context_of, numpy_function, push, read_values
+from .arguments import array_of, first_context, push, read_values
+from .signatures import numpy_function
 
 __all__ = ["SHAPING", "ordered_view"]
 
@@ -132,7 +133,7 @@ _ATLEAST_KEYS = {  # (ndim to reach, ndim of the input) -> index adding the miss
 def _atleast(ndim):
     def atleast(*arys):
         results = []
-        ctx = context_of(*arys)
+        ctx = first_context(*arys)
         for ary in arys:
             ary = array_of(ary, ctx)
             if ary.ndim == 0:
@@ -145,7 +146,7 @@ def _atleast(ndim):
 
 
 def _broadcast_arrays(*args, subok=False):
-    ctx = context_of(*args)
+    ctx = first_context(*args)
     arrays = [array_of(x, ctx) for x in args]
     shape = broadcast_shapes(*(x.shape for x in arrays))
     return tuple(x if x.shape == shape else broadcast_to(x, shape) for x in arrays)
@@ -155,7 +156,7 @@ def _meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     if indexing not in ("xy", "ij"):
         raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
     ndim = len(xi)
-    ctx = context_of(*xi)
+    ctx = first_context(*xi)
     ones = (1,) * ndim
     grids = [array_of(x, ctx).reshape(ones[:i] + (-1,) + ones[i + 1:])
              for i, x in enumerate(xi)]
@@ -175,7 +176,7 @@ def _sequence(arrays, name="stack"):
     if not hasattr(arrays, "__getitem__"):
         raise TypeError('arrays to stack must be passed as a "sequence" type such as list or '
                         'tuple.')
-    ctx = context_of(*arrays) if isinstance(arrays, (list, tuple)) else context_of(arrays)
+    ctx = first_context(*arrays) if isinstance(arrays, (list, tuple)) else first_context(arrays)
     return [array_of(x, ctx) for x in arrays]
 
 
@@ -183,7 +184,7 @@ def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     if out is not None and dtype is not None:
         raise TypeError("concatenate() only takes `out` or `dtype` as an argument, but both "
                         "were provided.")
-    ctx = context_of(*arrays) if isinstance(arrays, (list, tuple)) else context_of(arrays)
+    ctx = first_context(*arrays) if isinstance(arrays, (list, tuple)) else first_context(arrays)
     arrays = [array_of(x, ctx) for x in arrays]
     if not arrays:
         raise ValueError("need at least one array to concatenate")
@@ -281,7 +282,7 @@ def _block(arrays):
         where = "".join(f"[{i}]" for i in bottom[:-1]) or "arrays"
         raise ValueError(f"List at {where} cannot be empty")
     depth, ndim = len(bottom), max(max_ndim, len(bottom))
-    ctx = context_of(arrays)
+    ctx = first_context(arrays)
 
     def assemble(part, level):
         if level < depth:

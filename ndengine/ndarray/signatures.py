@@ -1,53 +1,43 @@
-"""Module functions with NumPy's own parameter lists, made from tables.
+"""The one way ndengine makes a function with a given parameter list: ``signed_function``.
 
-``numpy_function(name, numpy_fn, implementation)`` is ``name`` with ``inspect.signature`` of
-NumPy's function: a call binds its arguments as NumPy's would (a wrong keyword or a missing
-argument is Python's own TypeError, naming it), fills in NumPy's defaults and hands the
-arguments, by name, to the implementation. ``method`` makes an NDArray method of such a
-function. The argument helpers convert array-likes and read parameters as NumPy does.
+Every family of functions with NumPy's parameter lists (the ufunc-like functions of
+``operators``, the statistics, shaping, pushed, linalg and fft functions, the random
+Generator's methods, the NDArray methods made from module functions) and every function of
+``ndengine.array_api`` with the standard's parameter lists is made here, from a table row:
+a name, a parameter list and the target the arguments go to.
+
+``signed_function(name, parameters, target)`` compiles, once, the source
+``def name(<parameters>): return target(<the arguments>)``. ``parameters`` is a parameter list
+as written in a ``def`` (``"x, /, out=None, *, dtype=None"``; defaults may name ``_NoValue``,
+NumPy's "not given", and ``np``) or a NumPy function, whose own signature is taken. The
+result is a real Python function: ``inspect.signature`` shows the parameter list, a wrong
+call raises Python's own TypeError naming the argument, and a call costs one Python call more
+than the target, with no argument binding at run time (the hot ufunc-like functions may also
+start with a ``shortcut``, a plain case that skips the target). How the arguments reach the
+target:
+- ``by_name``: one dict of every argument by name (a ``**kwargs`` parameter's keywords merged
+  into it), after the ``lead`` values: ``target(*lead, {"a": a, "axis": axis, ...})``;
+- otherwise as the call's own: positional parameters by position (by keyword with
+  ``keywords``, or where ``renames`` gives the target's name for them), keyword-only ones by
+  keyword, ``*args`` and ``**kwargs`` as they are; ``omit_if_none`` names keywords left out
+  of the call when None.
+
+``numpy_function(name, numpy_fn, implementation)`` is the factory for a function of NumPy's
+(its parameter list, and a docstring naming it); ``method(function, array_param)`` makes an
+NDArray method of a module function with the same factory (NumPy's method signature: the
+function's, the array being ``self``).
+
+This module imports nothing else of the package: any layer may make its functions here.
 """
 import inspect
 
 import numpy as np
 
-from ..core import NDArray, as_operand, invoke
-from ..engine import current_context
-from .. import ops
-from ..ops.families.numpy_operators import FrozenArray
-from .ufuncs import check_out, output_array
+__all__ = ["signature_of", "signed_function", "numpy_function", "method"]
 
-__all__ = ["numpy_function", "numpy_signature", "method", "array_of", "operand_of", "context_of", "frozen", "read_values",
-           "push"]
-
-
-def numpy_function(name, numpy_fn, implementation, doc=None, module="ndengine",
-                   by_name=False):
-    """``name(<numpy_fn's parameters>)``: the arguments bound as NumPy binds them, NumPy's
-    defaults filled in, then ``implementation(*args, **kwargs)`` (an implementation with
-    NumPy's parameter list), or with ``by_name`` ``implementation(arguments)``, a dict of every
-    argument by name (``**kwargs`` keywords among them)."""
-    signature = numpy_signature(name, numpy_fn)
-    bind = signature.bind
-    var_keyword = next((p.name for p in signature.parameters.values()
-                        if p.kind is p.VAR_KEYWORD), None)
-
-    def function(*args, **kwargs):
-        bound = bind(*args, **kwargs)
-        bound.apply_defaults()
-        if not by_name:
-            return implementation(*bound.args, **bound.kwargs)
-        arguments = dict(bound.arguments)
-        if var_keyword is not None:
-            arguments.update(arguments.pop(var_keyword))
-        return implementation(arguments)
-
-    function.__signature__ = signature
-    function.__name__ = function.__qualname__ = name
-    function.__module__ = module
-    numpy_name = module.replace("ndengine", "numpy") + "." + name
-    function.__doc__ = f"As ``{numpy_name}``." + (f" {doc}" if doc else "")
-    return function
-
+_P = inspect.Parameter
+# names a parameter list may use in its defaults
+_DEFAULT_NAMES = {"_NoValue": np._NoValue, "np": np}
 
 # NumPy's C functions without a text signature in older NumPy 2 releases: their NumPy 2.4
 # parameter lists
@@ -56,13 +46,102 @@ _C_SIGNATURES = {
     "inner": "a, b, /", "vdot": "a, b, /"}
 
 
-def numpy_signature(name, numpy_fn):
-    try:
-        return inspect.signature(numpy_fn)
-    except ValueError:
-        if name not in _C_SIGNATURES:
-            raise
-        return inspect.signature(eval(f"lambda {_C_SIGNATURES[name]}: None"))  # noqa: S307
+def signature_of(parameters):
+    """The Signature of a parameter list written as in a ``def``, or of a NumPy function
+    (or ``parameters`` itself, a Signature)."""
+    if isinstance(parameters, inspect.Signature):
+        return parameters
+    if not isinstance(parameters, str):
+        try:
+            return inspect.signature(parameters)
+        except ValueError:
+            name = getattr(parameters, "__name__", None)
+            if name not in _C_SIGNATURES:
+                raise
+            parameters = _C_SIGNATURES[name]
+    scope = dict(_DEFAULT_NAMES)
+    exec(f"def parameters({parameters}): pass", scope)  # noqa: S102 - a table's text
+    return inspect.signature(scope["parameters"])
+
+
+class _Source:
+    """A default value as the generated source names it (its repr is that name)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+
+def _argument(parameter, keywords, renames, omit_if_none):
+    name, kind = parameter.name, parameter.kind
+    if kind is _P.VAR_POSITIONAL:
+        return f"*{name}"
+    if kind is _P.VAR_KEYWORD:
+        return f"**{name}"
+    by_position = kind is _P.POSITIONAL_ONLY or (kind is _P.POSITIONAL_OR_KEYWORD
+                                                 and not keywords)
+    if by_position and name not in renames:
+        return name
+    keyword = renames.get(name, name)
+    if name in omit_if_none:
+        return f"**({{}} if {name} is None else {{{keyword!r}: {name}}})"
+    return f"{keyword}={name}"
+
+
+def _arguments(signature, by_name, keywords, renames, omit_if_none):
+    """The source of the target's arguments (see the module docstring)."""
+    parameters = signature.parameters.values()
+    if not by_name:
+        return ", ".join(_argument(p, keywords, renames, omit_if_none) for p in parameters)
+    items = [f"**{p.name}" if p.kind is _P.VAR_KEYWORD else f"{p.name!r}: {p.name}"
+             for p in parameters]
+    return "{" + ", ".join(items) + "}"
+
+
+def signed_function(name, parameters, target, *, lead=(), by_name=False, keywords=False,
+                    renames=None, omit_if_none=(), shortcut=None, scope=None, doc=None,
+                    module="ndengine", qualname=None):
+    """``def name(<parameters>): return target(*lead, <the arguments>)``, compiled once (see
+    the module docstring). ``shortcut``: ``(condition, expression)``, source of a first line
+    ``if condition: return expression`` reading the parameters and the names of ``scope``."""
+    signature = signature_of(parameters)
+    scope = {**(scope or {}), "target": target}
+    sourced = []
+    for index, parameter in enumerate(signature.parameters.values()):
+        if parameter.default is not _P.empty:
+            scope[f"_default{index}"] = parameter.default
+            parameter = parameter.replace(default=_Source(f"_default{index}"))
+        sourced.append(parameter.replace(annotation=_P.empty))
+    lead_names = []
+    for index, value in enumerate(lead):
+        scope[f"_lead{index}"] = value
+        lead_names.append(f"_lead{index}")
+    call = ", ".join(lead_names + [_arguments(signature, by_name, keywords, renames or {},
+                                              set(omit_if_none))])
+    header = str(signature.replace(parameters=sourced, return_annotation=_P.empty))
+    lines = [f"def function{header}:"]
+    if shortcut is not None:
+        lines += [f"    if {shortcut[0]}:", f"        return {shortcut[1]}"]
+    lines.append(f"    return target({call})")
+    exec("\n".join(lines), scope)  # noqa: S102 - source built from a table's row
+    function = scope["function"]
+    qualname = qualname or name
+    function.__code__ = function.__code__.replace(co_name=name, co_qualname=qualname)
+    function.__name__, function.__qualname__ = name, qualname
+    function.__module__ = module
+    function.__doc__ = doc
+    return function
+
+
+def numpy_function(name, numpy_fn, implementation, doc=None, module="ndengine",
+                   by_name=False):
+    """``signed_function`` for NumPy's function ``numpy_fn``: its parameter list, and the
+    docstring ``As ``numpy.<name>``.`` (then ``doc``)."""
+    numpy_name = module.replace("ndengine", "numpy") + "." + name
+    return signed_function(name, numpy_fn, implementation, by_name=by_name, module=module,
+                           doc=f"As ``{numpy_name}``." + (f" {doc}" if doc else ""))
 
 
 def method(function, array_param, renames=None):
@@ -74,76 +153,8 @@ def method(function, array_param, renames=None):
     signature = inspect.signature(function)
     params = [p.replace(name=back.get(p.name, p.name))
               for p in signature.parameters.values() if p.name != array_param]
-    self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+    self_param = _P("self", _P.POSITIONAL_ONLY)
     method_signature = signature.replace(parameters=[self_param, *params])
-
-    def bound_method(self, *args, **kwargs):
-        arguments = method_signature.bind(self, *args, **kwargs).arguments
-        del arguments["self"]
-        return function(**{renames.get(k, k): v for k, v in arguments.items()},
-                        **{array_param: self})
-
-    bound_method.__signature__ = method_signature
-    bound_method.__name__ = bound_method.__qualname__ = function.__name__
-    bound_method.__doc__ = function.__doc__
-    return bound_method
-
-
-def context_of(*values):
-    """The context of the first NDArray among ``values`` (sequences searched one level)."""
-    for value in values:
-        if isinstance(value, NDArray):
-            return value.context
-        if isinstance(value, (list, tuple)):
-            for part in value:
-                if isinstance(part, NDArray):
-                    return part.context
-    return current_context()
-
-
-def operand_of(value, ctx=None):
-    """Python bool/int/float stay scalars (weak, as NumPy's ufunc-like functions take them);
-    anything else as ``array_of``."""
-    if type(value) in (bool, int, float):
-        return value
-    return array_of(value, ctx)
-
-
-def array_of(value, ctx=None):
-    """An NDArray: NDArrays as they are, anything else converted as numpy.asarray would."""
-    if isinstance(value, NDArray):
-        return value
-    return as_operand(np.asarray(value), ctx if ctx is not None else current_context())
-
-
-def read_values(value):
-    """A parameter that decides the output's shape (repeats, reps, pad_width, ...): an NDArray
-    there is read at the call (a wait: the shape depends on its values)."""
-    if isinstance(value, NDArray):
-        return value.asnumpy()
-    if isinstance(value, (list, tuple)) and any(isinstance(v, NDArray) for v in value):
-        return type(value)(read_values(v) for v in value)
-    return value
-
-
-def frozen(value):
-    """An op param as a key of the plan memo: lists as tuples, NumPy arrays as FrozenArrays
-    (their dtype kept: NumPy's function then converts the array as it converts it)."""
-    if isinstance(value, np.ndarray):
-        return FrozenArray(value)
-    if isinstance(value, (list, tuple)):
-        return tuple(frozen(v) for v in value)
-    return value
-
-
-def push(op_name, inputs, params, out=None, name=None, ctx=None):
-    """Push the op on ``inputs`` (NDArrays or Python scalars): its outputs, or ``out``."""
-    op = ops.get(op_name)
-    if ctx is None:
-        ctx = context_of(*inputs)
-    out = output_array(out, name or op_name)
-    if out is None:
-        return invoke(op, inputs, params, ctx=ctx)
-    check_out(out, ctx, name or op_name)
-    invoke(op, inputs, params, out=out, ctx=ctx)
-    return [out]
+    return signed_function(function.__name__, method_signature, function, keywords=True,
+                           renames={"self": array_param, **renames}, doc=function.__doc__,
+                           module=function.__module__)

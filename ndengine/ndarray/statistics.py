@@ -14,16 +14,15 @@ are inputs of the op: read when it runs, as every input is. NumPy arrays and lis
 ``overwrite_input=`` is taken and ignored (NumPy's permission to scramble the input, which
 an op that only reads its input never uses).
 """
-import inspect
 import operator
 
 import numpy as np
 
 from .. import ops
 from ..core import NDArray, as_operand, from_numpy, invoke
-from ..engine import current_context
 from .functions import FUNCTIONS as _PLAIN_FUNCTIONS
-from .ufuncs import check_out, output_array
+from .arguments import check_out, context_of, output_array
+from .signatures import signed_function
 
 __all__ = ["FUNCTIONS", "METHODS"]
 
@@ -90,13 +89,6 @@ _DROPPED = ("overwrite_input",)
 _EXTRAS = ("initial", "where", "mean", "correction")  # what the plain reductions lack
 
 
-def _context(values, out=None):
-    for value in values:
-        if isinstance(value, NDArray):
-            return value.context
-    return out.context if out is not None else current_context()
-
-
 def _array(value, ctx):
     if isinstance(value, NDArray):
         return value
@@ -126,7 +118,7 @@ def _plain_param(name, value):
 def _operation(name, args, extra_params=None):
     """The op's inputs and params (and the out= array) for NumPy's arguments ``args``."""
     out = output_array(args.pop("out", None), name) if "out" in args else None
-    ctx = _context(args.values(), out)
+    ctx = context_of(args.values(), out)
     inputs, arrays, params = [], [], {}
     for param, value in args.items():
         if value is _NO_VALUE:
@@ -237,7 +229,7 @@ def _call_histogram(name, args):
 def _call_lexsort(name, args):
     keys, axis = args["keys"], args["axis"]
     sequence = isinstance(keys, (list, tuple))
-    ctx = _context(keys if sequence else (keys,))
+    ctx = context_of(keys if sequence else (keys,))
     inputs = [_array(k, ctx) for k in keys] if sequence else [_array(keys, ctx)]
     return invoke(ops.get(name), inputs, {"axis": axis, "sequence": sequence}, ctx=ctx)[0]
 
@@ -272,21 +264,8 @@ def _doc(name, family):
     return doc
 
 
-def _generate(name, parameters, family):
-    """``def name(<NumPy's parameters>)``: the arguments, as a dict, to the family's caller."""
-    names = list(inspect.signature(eval(f"lambda {parameters}: None",  # noqa: S307
-                                        {"_NoValue": _NO_VALUE})).parameters)
-    arguments = "{" + ", ".join(f"{n!r}: {n}" for n in names) + "}"
-    source = f"def {name}({parameters}):\n    return call({name!r}, {arguments})\n"
-    namespace = {"call": _CALLERS[family], "_NoValue": _NO_VALUE}
-    exec(source, namespace)  # noqa: S102 - source built from the table above
-    function = namespace[name]
-    function.__doc__ = _doc(name, family)
-    function.__module__ = "ndengine"
-    return function
-
-
-FUNCTIONS = {name: _generate(name, parameters, family)
+FUNCTIONS = {name: signed_function(name, parameters, _CALLERS[family], lead=(name,),
+                                   by_name=True, doc=_doc(name, family))
              for name, (parameters, family) in TABLE.items()}
 
 

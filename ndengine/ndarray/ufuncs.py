@@ -1,4 +1,4 @@
-"""NumPy ufuncs on NDArrays (``__array_ufunc__``) and the ``out=`` argument of functions.
+"""NumPy ufuncs on NDArrays (``__array_ufunc__``; ``install()`` sets it on NDArray).
 
 ``np.exp(x)``, ``np.add(x, y, out=z)``, ``numpy_array + x``: run on the engine when ndengine
 has the op, through the module function (``out=`` and ``dtype=`` included). Ufuncs ndengine
@@ -12,14 +12,12 @@ NumPy's method itself; index arrays are snapshots taken at the call.
 import numpy as np
 
 from .. import ops
-from ..engine import current_context
 from ..ops.elementwise import operators as elementwise
-from ..ops.dtypes import output_casting_error
-from ..ops.shapes import broadcast_shapes
-from ..core import NDArray, as_operand as _as_operand, invoke
+from ..core import NDArray, as_operand, invoke
+from .arguments import check_out, defers_to, output_array
+from .operators import registered_function
 
-__all__ = ["array_ufunc", "output_array", "check_out", "ufunc_out_operands", "context_of",
-           "apply_op", "defers_to"]
+__all__ = ["array_ufunc", "install"]
 
 # NumPy ufunc names that differ from our op names
 _UFUNC_ALIASES = {"divide": "true_divide", "remainder": "mod", "absolute": "abs"}
@@ -30,95 +28,6 @@ _METHOD_KWARGS = {"reduce": {"axis", "dtype", "out", "keepdims", "initial"},
                   "reduceat": {"axis", "dtype", "out"},
                   "outer": {"dtype", "out"},
                   "at": set()}
-
-
-def defers_to(value):
-    """Whether ``value`` is another library's array taking part in NumPy's protocols (a dask
-    array, say), which NDArrays cannot take as operands: NDArray's operators and ufuncs then
-    return NotImplemented, so its own implementation runs (NEP 13), as for NumPy's arrays."""
-    kind = type(value)
-    return hasattr(kind, "__array_ufunc__") and not issubclass(kind, (NDArray, np.ndarray))
-
-
-def output_array(out, name):
-    """``out=`` as NumPy takes it (an array, or a tuple of one) -> an NDArray or None."""
-    if type(out) is tuple:
-        if len(out) != 1:
-            raise ValueError(f"{name}: the 'out' tuple must have exactly one entry per "
-                             f"output (1), got {len(out)}")
-        (out,) = out
-    if out is None or isinstance(out, NDArray):
-        return out
-    raise TypeError(f"{name}: out={type(out).__name__} is not supported: ndengine writes "
-                    "only into NDArrays")
-
-
-def check_out(out, ctx, name):
-    if out.context != ctx:
-        raise ValueError(f"{name}: out is on {out.context}, the inputs on {ctx}; move one "
-                         "with .copyto(ctx) or .as_in_context(ctx) first")
-
-
-def ufunc_out_operands(op, operands, params, out):
-    """Operands whose result has ``out``'s shape: NumPy broadcasts a ufunc's inputs to its
-    output's shape (never the result into a smaller out)."""
-    plan = op.plan(tuple(operands), params)  # op.infer, its checks of values put off
-    [(shape, dtype)] = plan.outputs
-    if dtype != out.dtype and not np.can_cast(dtype, out.dtype, "same_kind"):
-        # NumPy checks the cast before the values (power's negative int exponent) and the
-        # shapes (invoke raises the same error)
-        raise output_casting_error(op.name, dtype, out.dtype)
-    if plan.check is not None:
-        plan.check(operands, params)
-    if shape == out.shape:
-        return operands
-    try:
-        full = broadcast_shapes(shape, out.shape)
-    except ValueError:
-        full = None
-    if full != out.shape:
-        raise ValueError(f"non-broadcastable output operand with shape {out.shape} doesn't "
-                         f"match the broadcast shape {full or shape}")
-    operands = list(operands)
-    first = next((i for i, a in enumerate(operands) if isinstance(a, NDArray)), None)
-    if first is None:
-        # Every operand a scalar: an array made of one would be a strong operand (its int64
-        # refused by ``dtype='uint8'``, say), where NumPy keeps Python scalars weak. The caller
-        # broadcasts the 0-d result into out instead: the same values, cast as NumPy casts.
-        return None
-    operands[first] = invoke(ops.get("copy"), [operands[first]], {"shape": out.shape})[0]
-    return operands
-
-
-def context_of(values, out=None):
-    """The context of the first NDArray in ``values`` (else out's, else the current one)."""
-    for value in values:
-        if isinstance(value, NDArray):
-            return value.context
-    return out.context if out is not None else current_context()
-
-
-def apply_op(op, arrays, params, out, *, as_arrays=False, broadcast_out=False):
-    """Push ``op`` on ``arrays`` (converted to operands); into ``out`` when one is given."""
-    out = output_array(out, op.name)
-    ctx = context_of(arrays, out)
-    operands = [_as_operand(a, ctx, numpy_scalars=True) for a in arrays]
-    if as_arrays:  # ops that need array inputs: Python scalars become 0-d arrays
-        operands = [a if isinstance(a, NDArray) else _as_operand(np.asarray(a), ctx)
-                    for a in operands]
-    if out is None:
-        return invoke(op, operands, params, ctx=ctx)[0]
-    check_out(out, ctx, op.name)
-    if broadcast_out:
-        broadcast = ufunc_out_operands(op, operands, params, out)
-        if broadcast is None:  # scalars only: their 0-d result, broadcast and cast into out
-            result = invoke(op, operands, params, ctx=ctx)[0]
-            invoke(ops.get("copy"), [result], {"shape": out.shape, "dtype": out.dtype},
-                   out=out)
-            return out
-        operands = broadcast
-    invoke(op, operands, params, out=out, ctx=ctx)
-    return out
 
 
 def _op_name(ufunc):
@@ -143,7 +52,6 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
         return NotImplemented
     if method != "__call__":
         return _ufunc_method(ufunc, method, inputs, kwargs)
-    from .operators import registered_function
     name = _op_name(ufunc)
     writes_ndarray = outs is not None and any(isinstance(o, NDArray) for o in outs)
     if not kwargs or kwargs.keys() <= {"out", "dtype"}:
@@ -194,9 +102,9 @@ def _ufunc_method(ufunc, method, inputs, kwargs):
         kwargs["dtype"] = ops.check_dtype(kwargs["dtype"])
     params.update(kwargs)
     ctx = next((a.context for a in arrays if isinstance(a, NDArray)), None)
-    operands = [_as_operand(a, ctx) for a in arrays]
+    operands = [as_operand(a, ctx) for a in arrays]
     if method != "outer":  # reduce & co. take an array (outer keeps Python scalars weak)
-        operands = [a if isinstance(a, NDArray) else _as_operand(np.asarray(a), ctx)
+        operands = [a if isinstance(a, NDArray) else as_operand(np.asarray(a), ctx)
                     for a in operands]
     if out is None:
         return invoke(op, operands, params, ctx=ctx)[0]
@@ -214,7 +122,12 @@ def _ufunc_at(op, ufunc, target, index, *values):
                                   for v in values])
         return None
     ctx = target.context
-    operands = [_as_operand(v, ctx) for v in values]
+    operands = [as_operand(v, ctx) for v in values]
     invoke(op, [target, *operands], {"ufunc": ufunc, "method": "at", "index": index},
            out=target)
     return None
+
+
+def install():
+    """NumPy's ufuncs on NDArrays: sets ``NDArray.__array_ufunc__``."""
+    NDArray.__array_ufunc__ = array_ufunc

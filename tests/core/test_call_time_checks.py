@@ -26,7 +26,7 @@ def _numpy_error(fn):
 
 
 def _pending(eng):
-    return eng._pending + eng._pending_now
+    return eng._executor.pending + eng._executor.pending_now
 
 
 def _raises_at_call_like_numpy(eng, ours, theirs):

@@ -120,7 +120,7 @@ def test_a_reused_buffer_waits_for_its_last_use_on_the_taking_stream(gpus):
     assert fences, "a freed GPU buffer keeps the event of its last use"
     y = nd.array(host_values(1 << 18), ctx=nd.gpu(0))  # takes that buffer again
     y.wait_to_read()
-    waited = [c[2] for s in eng._streams for c in s.calls if c[0] == "wait_event"]
+    waited = [c[2] for s in eng._pools.streams for c in s.calls if c[0] == "wait_event"]
     if eng.kind == "NaiveEngine":  # every op waited for its stream: the fence is done
         assert not _pool_fences(nd.gpu(0))
     else:

@@ -89,7 +89,7 @@ def _queued_writes_bound(eng):
     pending work, in writes, plus the window a thread may push past it and the one it
     records."""
     per_write = 1 + ELEMENTS // lazy.WORK_ELEMENTS
-    return eng._max_pending // per_write + 2 * lazy.MAX_OPS
+    return eng._executor.max_pending // per_write + 2 * lazy.MAX_OPS
 
 
 # Writes the writer may record and run while the reader, between its count and its push (or
@@ -134,7 +134,7 @@ def _fill_to_the_bound(eng, gate):
     """Push ops up to ``eng``'s back-pressure bound, held until ``gate`` is set: one blocks a
     worker, the others queue behind it on its var, so the other workers stay free."""
     held = eng.new_variable()
-    for _ in range(eng._max_pending):
+    for _ in range(eng._executor.max_pending):
         eng.push_sync(lambda rc: gate.wait(TIMEOUT), _engine.cpu(), mutable_vars=[held])
 
 

@@ -296,7 +296,7 @@ def test_gathered_ops_leave_no_reference_cycles():
     more than the ops)."""
     import gc
     from ndengine.core.chunk import SmallChunk
-    from ndengine.core.pipeline import _BoundRun
+    from ndengine.core.runs import BoundRun
     gc.collect(0)
     gc.disable()  # from here every new object stays in the youngest generation: a cheap pass
     try:
@@ -307,7 +307,7 @@ def test_gathered_ops_leave_no_reference_cycles():
         nd.waitall()
         gc.set_debug(gc.DEBUG_SAVEALL)  # what the collector finds stays in gc.garbage
         gc.collect(0)
-        ours = (SmallChunk, _BoundRun, segment.Window, segment._Bulk)
+        ours = (SmallChunk, BoundRun, segment.Window, segment._Bulk)
         cyclic = [type(o).__name__ for o in gc.garbage if isinstance(o, ours)]
     finally:
         gc.set_debug(0)

@@ -140,7 +140,7 @@ def test_create_unknown_kind():
 def test_create_options(engines, kind):
     eng = engines(kind, num_cpu_workers=3, num_gpu_workers=4, num_copy_workers=2, max_pending=7)
     assert eng.num_cpu_workers == 3 and eng.num_gpu_workers == 4 and eng.num_copy_workers == 2
-    assert eng._max_pending == 7
+    assert eng._executor.max_pending == 7
 
 
 @pytest.mark.parametrize("kind", THREADED)
@@ -187,7 +187,7 @@ def test_push_with_bad_ctx_raises_type_error(engines, kind):
     with pytest.raises(TypeError):
         eng.push_sync(lambda rc: None, "cpu", mutable_vars=[v])
     assert v.is_idle()
-    assert getattr(eng, "_pending", 0) == 0
+    assert eng._executor.pending == 0
 
 
 def test_set_engine_and_get_in_process():
@@ -212,7 +212,7 @@ ENV_PROBE = """
     import ndengine.engine as E
     e = E.get()
     print(type(e).__name__, getattr(e, "num_cpu_workers", None),
-          getattr(e, "num_gpu_workers", None), getattr(e, "_max_pending", None))
+          getattr(e, "num_gpu_workers", None), e._executor.max_pending)
 """
 
 

@@ -246,7 +246,7 @@ def test_async_op_is_not_finished_until_on_complete(engines, kind):
     time.sleep(0.1)
     assert log == ["async-start"], "dependent op ran before on_complete"
     assert waiter.is_alive(), "wait_for_var returned before on_complete"
-    assert eng._pending == 2
+    assert eng._executor.pending == 2
     completer = threading.Thread(target=lambda: (log.append("complete"), callbacks[0]()))
     completer.start()
     completer.join(5)
@@ -344,7 +344,7 @@ def test_late_second_on_complete_does_not_corrupt_state(engines, kind):
     wait_all(eng)
     with pytest.raises(RuntimeError, match="twice"):
         saved[0]()
-    assert eng._pending == 0
+    assert eng._executor.pending == 0
     assert_quiescent(eng, [v])
 
 
@@ -561,8 +561,9 @@ def test_async_op_run_at_push_holds_its_vars_until_done(engines, kind):
 
     def inline(rc):
         seen["thread"] = threading.get_ident()
-        seen["state"] = (eng._pending + eng._pending_now, v.num_pending_reads, w.num_pending_reads,
-                         w.pending_write is not None)
+        executor = eng._executor
+        seen["state"] = (executor.pending + executor.pending_now, v.num_pending_reads,
+                         w.num_pending_reads, w.pending_write is not None)
         for target in (pusher, waiter):
             threading.Thread(target=target, daemon=True).start()
         # queued on w: the write, the read and the wait's marker; v's write waits for our read

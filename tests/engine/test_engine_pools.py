@@ -340,7 +340,7 @@ def test_back_pressure_blocks_pusher_over_max_pending(engines, kind, num_pushers
         for i in range(per_pusher):
             eng.push_sync(lambda rc: (ran.append(1), time.sleep(0.0002)), cpu(),
                           mutable_vars=[eng.new_variable()])
-            observed.append(eng._pending)
+            observed.append(eng._executor.pending)
             pushed[p] += 1
 
     threads = [threading.Thread(target=pusher, args=(p,), daemon=True)
@@ -352,7 +352,7 @@ def test_back_pressure_blocks_pusher_over_max_pending(engines, kind, num_pushers
     stalled_at = sum(pushed)
     assert all(t.is_alive() for t in threads), "a pusher was not blocked by back-pressure"
     assert stalled_at <= limit - 1, f"{stalled_at} ops pushed past a limit of {limit}"
-    assert eng._pending <= limit
+    assert eng._executor.pending <= limit
     assert ran == []
     gate_open.set()  # ops finish; pushers resume
     for t in threads:
@@ -361,7 +361,7 @@ def test_back_pressure_blocks_pusher_over_max_pending(engines, kind, num_pushers
     wait_all(eng)
     assert max(observed) <= limit
     assert len(ran) == per_pusher * num_pushers
-    assert eng._pending == 0
+    assert eng._executor.pending == 0
 
 
 @pytest.mark.parametrize("kind", THREADED)
@@ -382,7 +382,7 @@ def test_back_pressure_resumes_before_queue_is_empty(engines, kind):
 
     def blocked_push():
         eng.push_sync(lambda rc: None, cpu(), mutable_vars=[eng.new_variable()])
-        pending_when_resumed.append(eng._pending)
+        pending_when_resumed.append(eng._executor.pending)
 
     t = threading.Thread(target=blocked_push, daemon=True)
     t.start()

@@ -208,7 +208,7 @@ def check_program(kind, workers, num_vars, steps):
         for var in vars_:
             assert var.error is None
         if kind != "NaiveEngine":
-            assert eng._errors == []
+            assert eng._failures.errors == []
     finally:
         completer.shutdown(wait=False)
         shutdown(eng, WAIT_TIMEOUT)

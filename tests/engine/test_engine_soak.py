@@ -71,7 +71,7 @@ def soak(num_ops, num_vars, checkpoint, seed=0):
         samples.append(rss_bytes())
         assert counts == expected
         assert_quiescent(eng, vars_)
-        assert eng._errors == []
+        assert eng._failures.errors == []
         return samples
     finally:
         shutdown(eng)

@@ -203,26 +203,28 @@ class _InterruptingHook:
     def __init__(self, count):
         self.count = count
 
-    def __get__(self, engine, owner=None):
+    def __get__(self, executor, owner=None):
         if self.count:
             self.count -= 1
             raise KeyboardInterrupt
         return None
 
-    def __set__(self, engine, value):
+    def __set__(self, executor, value):
         pass
 
 
 def test_naive_block_interrupted_before_it_starts_runs_exactly_once():
     from ndengine.engine import NaiveEngine
+    from ndengine.engine.executor import Executor
 
-    class Interrupted(NaiveEngine):
-        _hook = _InterruptingHook(2)
+    class Interrupted(Executor):
+        hook = _InterruptingHook(2)
 
-    engine = Interrupted()
+    engine = NaiveEngine()
+    engine._executor.__class__ = Interrupted
     ran = []
     var = engine.new_variable()
-    # NORMAL, not ASYNC: the block path (_push_block -> _run_inline -> _execute)
+    # NORMAL, not ASYNC: the block path (Executor.push -> run_inline -> execute)
     with pytest.raises(KeyboardInterrupt):
         engine.push_sync(lambda rc: ran.append(1), cpu(), (), (var,))
     assert ran == [] and len(engine._pool.heap) == 1  # put back, once

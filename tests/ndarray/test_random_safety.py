@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import ndengine as nd
-from ndengine.core import chunk
+from ndengine.core import array as core_array
 
 pytestmark = pytest.mark.usefixtures("nd_engine")
 
@@ -115,7 +115,7 @@ def test_empty_draws_accept_what_numpy_accepts():
 def test_a_draw_failing_inside_its_op_fails_only_its_output(nd_engine, monkeypatch):
     # past the call-time bound (physical memory and swap) the draw raises at the call: lifted
     # here, so that the allocation fails inside the op
-    monkeypatch.setattr(chunk, "_host_bytes", float("inf"))
+    monkeypatch.setattr(core_array, "_host_bytes", float("inf"))
     nd.random.seed(3)
     with pytest.raises(MemoryError):  # NaiveEngine raises at the call, the others at the wait
         huge = nd.random.uniform(shape=HUGE)

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from ndengine.ops.fusion.kernel import ProgramBuilder
-from ndengine.ops.fusion.program import ArraySpec, Const, NotFusible
+from ndengine.ops.fusion.builder import Const
+from ndengine.ops.fusion.program import ArraySpec, NotFusible
 from ndengine.ops.gpu.fusion import cuda_source, kernel_for
 
 

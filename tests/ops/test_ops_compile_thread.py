@@ -18,8 +18,8 @@ import ndengine.ops as ops
 from ndengine.ops import OpReq
 from ndengine.ops.runtime import compile_queue, deferred_loops as dl
 from ndengine.ops.elementwise import operators as elementwise
+from ndengine.ops.elementwise import loops as elementwise_loops, power_clip
 from ndengine.ops.fusion import rows as fusion_rows
-from ndengine.ops.elementwise import kernels as ek
 from ndengine.ops.runtime.parallel import use_parallel
 
 COMPILE_THREAD = "ndengine-compile"
@@ -132,8 +132,9 @@ def test_clip_with_array_bounds_compiles_on_the_compile_thread(fresh, compiles):
 
 def test_integer_power_compiles_on_the_compile_thread(monkeypatch, fresh, compiles):
     fresh("power")
-    any_negative = njit(**ek._JIT)(ek.any_negative.py_func)  # the exponent array's check
-    monkeypatch.setattr(ek, "any_negative", any_negative)
+    # the exponent array's check
+    any_negative = njit(**elementwise_loops._JIT)(elementwise_loops.any_negative.py_func)
+    monkeypatch.setattr(power_clip, "any_negative", any_negative)
     x, y = values(np.int16, low=-4, high=4), values(np.int16, low=0, high=5)
     np.testing.assert_array_equal(run_op("power", x, y), np.power(x, y))
     np.testing.assert_array_equal(run_op("power", x, 3), np.power(x, 3))

@@ -129,8 +129,8 @@ def test_a_failed_compile_keeps_numpys_loop(jit_after):
 def test_general_run_loops_defer_per_call_dtypes(jit_after):
     jit_after(1)
     numba, numpy = FakeNumbaLoop(), FakeNumpyLoop()
-    loops = dl.deferred_kernels(elementwise.ek.LoopKernels(numba, numba),
-                                elementwise.ek.LoopKernels(numpy, numpy))
+    loops = dl.deferred_kernels(elementwise.LoopKernels(numba, numba),
+                                elementwise.LoopKernels(numpy, numpy))
     x = np.arange(3, dtype=np.int8)
     types = dl.call_types(x, np.empty(3, np.int8))  # per call: the operands' Numba types
     loops.serial(x, np.empty(3, np.int8))

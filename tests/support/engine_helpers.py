@@ -105,8 +105,8 @@ def engines():
 
 def assert_quiescent(eng, variables=()):
     """Exact end state: nothing pending, every var idle with an empty queue."""
-    if hasattr(eng, "_pending"):
-        assert eng._pending == 0, f"engine still has {eng._pending} pending ops"
+    if hasattr(eng, "_executor"):
+        assert eng._executor.pending == 0, f"engine still has {eng._executor.pending} pending ops"
     for var in variables:
         assert var.pending_write is None, f"{var!r} still has a pending write"
         assert var.num_pending_reads == 0, f"{var!r} still has {var.num_pending_reads} reads"

@@ -147,7 +147,7 @@ storm(engine_step, NUM_SIGNALS // 2, SEED)
 settle("wait_for_all", eng.wait_for_all)
 outcomes = [check(f"var {k}", lambda k=k: raise_if_failed(k), attempts[k], last_ok[k])
             for k in range(CELLS)]
-assert getattr(eng, "_pending", 0) == 0 and getattr(eng, "_pending_now", 0) == 0
+assert eng._executor.pending == 0 and eng._executor.pending_now == 0
 assert all(v.is_idle() and not v.queue for v in variables)
 # the engine keeps working: a fresh var, and the failed ones once overwritten
 fresh = eng.new_variable()
@@ -195,7 +195,7 @@ outcomes = [check(f"array {index}", lambda c=cells, k=k: array_value(c, k),
                   array_attempts[index], array_ok[index])
             for index, (cells, k) in enumerate([(small, k) for k in range(CELLS)]
                                                + [(large, k) for k in range(CELLS)])]
-assert getattr(eng, "_pending", 0) == 0 and getattr(eng, "_pending_now", 0) == 0
+assert eng._executor.pending == 0 and eng._executor.pending_now == 0
 # arrays keep working, and a failed one is usable again once rebound
 fresh = nd.arange(5) * 2
 assert np.array_equal(fresh.asnumpy(), np.arange(5) * 2)

@@ -1,36 +1,36 @@
-"""Element-wise operators: their dtype rules, value checks and plans.
+"""Element-wise operators: their specs and plans.
 
-Each op is an ``ElementwiseSpec``: a Numba scalar function (``elementwise_kernels``,
-``elementwise_ufunc_kernels``; None for ops that run NumPy's own loop only) and the NumPy
-ufunc whose type resolution it copies (so output dtypes equal NumPy's, including NEP 50
-weak Python scalars).  The tables that register them are in ``elementwise_tables``; power and
-clip, whose rules are their own, in ``elementwise_power_clip``; logical_and/or/xor, signbit
-and divmod in ``elementwise_ufunc_specs``.
+Each op is an ``ElementwiseSpec``: a Numba scalar function (``scalars``, ``ufunc_scalars``;
+None for ops that run NumPy's own loop only) and the NumPy ufunc whose type resolution it
+copies (``dtype_rules.resolve_like``: output dtypes equal NumPy's, including NEP 50 weak
+Python scalars).  The tables that register them are in ``tables``; power and clip, whose
+rules are their own, in ``power_clip``; logical_and/or/xor, signbit and divmod in
+``ufunc_specs``.
 
 ``plan`` (the op's planner, see ``ops.plans``) decides a call signature once: the output
 (NumPy's dtype, the broadcast shape), the per-call checks (a weak Python int must fit the
-dtype it meets: NumPy's OverflowError), and the run (``elementwise_run``): the computation
-dtypes, how each operand is converted, which 1-D loop runs -- NumPy's where it is faster
-(``NUMPY_UNARY``, ``NUMPY_BINARY``), Numba's otherwise.
+dtype it meets: NumPy's OverflowError, ``dtype_rules.weak_int_check``), and the run
+(``runs``): the computation dtypes, how each operand is converted, which 1-D loop runs --
+NumPy's where it is faster (``NUMPY_UNARY``, ``NUMPY_BINARY``), Numba's otherwise
+(``loops``, one set per scalar function).
 
 ``dtype=`` (NumPy's ufunc argument) is the op parameter ``dtype``: the loop NumPy picks for
 that output dtype, inputs cast to it (``resolve_like``).
 """
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from . import kernels as ek
-from . import ufunc_kernels as uk
+from .dtype_rules import (
+    check_weak_scalar, computes_in_extended, is_weak_int, resolve_like, weak_int_check,
+    weak_int_range)
+from .loops import LoopKernels, binary_kernels, ternary_kernels, unary_kernels
 from ..runtime.caching import cached_property
-from ..dtypes import (
-    EXTENDED_DTYPES, check_dtype, check_scalar_fits, int_bounds, is_array_spec, promotion_operand,
-    result_type)
+from ..dtypes import check_dtype, int_bounds, is_array_spec, promotion_operand, result_type
 from ..runtime.deferred_loops import bind as bind_deferred, deferred_kernels
 from ..runtime.fp_status import reports_fp_errors
 from .runs import (
@@ -43,12 +43,10 @@ from ..registry import Operator, add_operator
 from ..shapes import broadcast_shapes, shape_of
 
 __all__ = ["ElementwiseSpec", "ComparisonSpec", "UnaryLikeSpec", "ReluSpec", "RoundSpec",
-           "WhereSpec", "resolve_like", "spec", "NUMPY_UNARY", "NUMPY_BINARY",
-           "check_weak_scalar", "numba_loops_of", "computes_in_extended"]
+           "WhereSpec", "spec", "numba_loops_of"]
 
 _PLAIN_REQS = (None, OpReq.WRITE_TO, OpReq.WRITE_INPLACE)
 _FULL, _ONE = "full", "one"  # an operand of the output's size, or a single element
-_FLOAT_SAFE_INTS = (-2 ** 1023, 2 ** 1023)  # Python ints that surely convert to a float
 # A flat run whose output is its first input (x -= y) from this size on runs NumPy's loop, not
 # Numba's: LLVM vectorises a loop only when its output cannot overlap an input, so an
 # in-place Numba loop runs scalar (float32, 64K elements: 19.6 us, NumPy's 6.7 us; they
@@ -56,82 +54,7 @@ _FLOAT_SAFE_INTS = (-2 ** 1023, 2 ** 1023)  # Python ints that surely convert to
 INPLACE_NUMPY_ELEMENTS = 4096
 
 
-# -------------------------------------------------------------- dtype resolution
-
-@functools.lru_cache(maxsize=4096)
-def _resolve_with_ufunc(ufunc: np.ufunc, operands: tuple) -> tuple:
-    resolved = ufunc.resolve_dtypes(operands + (None,) * ufunc.nout)
-    if resolved[0] == object and all(operand is int for operand in operands):
-        # NumPy compares Python ints alone in its object loop (ints of any size): ndengine,
-        # without an object dtype, compares them as int64 (the same result; an int beyond
-        # int64's range is refused, as an int64 operand's would be)
-        resolved = ufunc.resolve_dtypes((np.dtype(int),) * len(operands) + (None,) * ufunc.nout)
-    return resolved
-
-
-@functools.lru_cache(maxsize=1024)
-def _resolve_with_signature(ufunc: np.ufunc, operands: tuple, dtype: np.dtype) -> tuple:
-    # ufunc(..., dtype=dtype): the output DType is fixed, the inputs cast to the loop
-    # found for it (NumPy's same_kind check on the inputs, NumPy's error)
-    return ufunc.resolve_dtypes(operands + (None,) * ufunc.nout,
-                                signature=(None,) * ufunc.nin + (dtype,) * ufunc.nout,
-                                casting="same_kind")
-
-
-def resolve_like(ufunc: np.ufunc, name: str, inputs, dtype=None, *,
-                 float16_as=None) -> tuple[list, np.dtype]:
-    """(computation dtype per input, output dtype) exactly as ``ufunc`` would choose
-    (``dtype``: as ``ufunc(..., dtype=dtype)`` would); ``float16_as``: the dtype that replaces
-    a float16 computation dtype (for ops whose result it cannot change)."""
-    operands = tuple(promotion_operand(v) for v in inputs)
-    if dtype is not None:
-        resolved = _resolve_with_signature(ufunc, operands, check_dtype(dtype))
-    else:
-        try:
-            resolved = _resolve_with_ufunc(ufunc, operands)
-        except TypeError:
-            shown = ", ".join(getattr(o, "__name__", str(o)) for o in operands)
-            raise TypeError(f"{name} is not supported for input types ({shown})") from None
-    computation = resolved[:ufunc.nin]
-    if float16_as is not None:
-        computation = [float16_as if d == np.float16 else d for d in computation]
-    return [check_dtype(d) for d in computation], check_dtype(resolved[-1])
-
-
-def _is_weak_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and not is_array_spec(value)
-
-
-def check_weak_scalar(value, dtype: np.dtype) -> None:
-    """NumPy's error for a weak Python int that the computation dtype cannot hold:
-    OverflowError for an int out of an integer dtype's range or too large for a float."""
-    if _is_weak_int(value):
-        if dtype.kind in "iu":
-            check_scalar_fits(value, dtype)
-        elif dtype.kind == "f":
-            float(value)  # OverflowError: int too large to convert to float
-
-
-def _range_check(bounds):
-    """A plan's check from (input index, lowest, highest, dtype) per weak Python int."""
-    if not bounds:
-        return None
-    if len(bounds) == 1:
-        ((i, low, high, dtype),) = bounds
-
-        def check(inputs, params):
-            value = inputs[i]
-            if not low <= value <= high:
-                check_weak_scalar(value, dtype)
-        return check
-
-    def check_all(inputs, params):
-        for i, low, high, dtype in bounds:
-            value = inputs[i]
-            if not low <= value <= high:
-                check_weak_scalar(value, dtype)
-    return check_all
-
+# ---------------------------------------------------------------- op definition
 
 def _with_input_check(run, check):
     """``run`` preceded by ``check(inputs)``: value checks only the data can decide."""
@@ -141,18 +64,12 @@ def _with_input_check(run, check):
     return checked
 
 
-# ---------------------------------------------------------------- op definition
-
 _SPECS: dict = {}  # name -> ElementwiseSpec, filled by register()
 # NumPy functions, not ufuncs, that run the ufunc their spec copies (fix: trunc, round:
 # rint or its own scaling, clip: the clip/maximum/minimum ufuncs), float16 and complex too
 _RUNS_ITS_UFUNC = frozenset(("fix", "round", "clip"))
 
-# The loop factories of each kernels file, by arity: a scalar is wrapped by the factories of
-# the file that defines it (Numba's on-disk cache follows the kernel's file).
-_FACTORIES = {module.__name__: {1: module.unary_kernels, 2: module.binary_kernels,
-                                3: getattr(module, "ternary_kernels", None)}
-              for module in (ek, uk)}
+_FACTORIES = {1: unary_kernels, 2: binary_kernels, 3: ternary_kernels}  # by arity
 _LOOPS_BY_SCALAR: dict = {}  # (scalar, arity) -> LoopKernels: ops sharing a scalar share them
 
 
@@ -161,12 +78,12 @@ def spec(name: str) -> "ElementwiseSpec":
     return _SPECS[name]
 
 
-def numba_loops_of(scalar, arity: int) -> ek.LoopKernels:
+def numba_loops_of(scalar, arity: int) -> LoopKernels:
     """The Numba 1-D loops around ``scalar`` (made once per scalar: degrees and rad2deg,
     fix and trunc compile one set)."""
     loops = _LOOPS_BY_SCALAR.get((scalar, arity))
     if loops is None:
-        loops = _FACTORIES[scalar.__module__][arity](scalar)
+        loops = _FACTORIES[arity](scalar)
         _LOOPS_BY_SCALAR[scalar, arity] = loops
     return loops
 
@@ -184,7 +101,7 @@ class ElementwiseSpec:
         return self.ufunc.nin
 
     @cached_property
-    def numba_loops(self) -> ek.LoopKernels:
+    def numba_loops(self) -> LoopKernels:
         if self.scalar is None:
             raise TypeError(f"{self.name} runs NumPy's loop only: it has no Numba scalar")
         return numba_loops_of(self.scalar, self.arity)
@@ -195,11 +112,11 @@ class ElementwiseSpec:
         return {1: NUMPY_UNARY, 2: NUMPY_BINARY}.get(self.arity, {}).get(self.name)
 
     @cached_property
-    def numpy_loops(self) -> ek.LoopKernels:
+    def numpy_loops(self) -> LoopKernels:
         return numpy_loops(self.numpy_loop[0], self.arity)
 
     @cached_property
-    def loops(self) -> ek.LoopKernels:
+    def loops(self) -> LoopKernels:
         """1-D loops for any dtype (the general run): NumPy's where faster, else Numba's."""
         return self._loops_around(lambda: deferred_kernels(self.numba_loops))
 
@@ -232,7 +149,7 @@ class ElementwiseSpec:
         return self.runs_ufunc or getattr(np, self.name, None) is self.ufunc
 
     @cached_property
-    def general_loops(self) -> ek.LoopKernels:
+    def general_loops(self) -> LoopKernels:
         """The general run's loops: ``loops``, each Numba signature deferred where
         ``defers_compile`` (other callers of ``loops``, power's, keep the Numba loop's
         results, which may differ from NumPy's ufunc outside its dtypes: complex square)."""
@@ -249,11 +166,11 @@ class ElementwiseSpec:
         return getattr(np, self.name, None) is self.ufunc or self.name in _RUNS_ITS_UFUNC
 
     @cached_property
-    def extended_loops(self) -> ek.LoopKernels:
+    def extended_loops(self) -> LoopKernels:
         """NumPy's loops of the op (float16 computed in float32 and rounded, as NumPy does)."""
         return numpy_loops(self.ufunc, self.arity)
 
-    def plan_loops(self, computation, out_dtype) -> ek.LoopKernels:
+    def plan_loops(self, computation, out_dtype) -> LoopKernels:
         """The loops a flat run of these dtypes calls."""
         if computes_in_extended(computation, out_dtype):
             return self.extended_loops
@@ -280,7 +197,7 @@ class ElementwiseSpec:
 
     def checks_scalar(self, inputs, index) -> bool:
         """Whether input ``index`` is a weak Python int that must fit its computation dtype."""
-        return _is_weak_int(inputs[index])
+        return is_weak_int(inputs[index])
 
     # ------------------------------------------------ plans
 
@@ -299,9 +216,8 @@ class ElementwiseSpec:
         bounds = []
         for index, dtype in enumerate(computation):
             if self.checks_scalar(inputs, index):
-                low, high = (int_bounds(dtype) if dtype.kind in "iu" else _FLOAT_SAFE_INTS)
-                bounds.append((index, low, high, dtype))
-        return _range_check(bounds)
+                bounds.append((index, *weak_int_range(dtype), dtype))
+        return weak_int_check(bounds)
 
     def input_check(self, inputs, computation, shape):
         """A check of the input data before the loop runs (``check(inputs)``), or None."""
@@ -382,11 +298,6 @@ class ElementwiseSpec:
     runs_ufunc = False  # True: the op is its ufunc under a name of its own (clip_arrays)
 
 
-def computes_in_extended(computation, out_dtype) -> bool:
-    """Whether a call's dtypes include float16 or complex (NumPy's loops run it)."""
-    return out_dtype in EXTENDED_DTYPES or any(c in EXTENDED_DTYPES for c in computation)
-
-
 def _where_into(cond, x, y, out):
     """``out[...] = where(cond, x, y)`` with NumPy's own copies (any dtype)."""
     np.copyto(out, y)
@@ -454,7 +365,7 @@ class ComparisonSpec(ElementwiseSpec):
     @staticmethod
     def _int_partner(inputs, index):
         """The integer dtype of the array facing a weak Python int at ``index``, or None."""
-        if len(inputs) != 2 or not _is_weak_int(inputs[index]):
+        if len(inputs) != 2 or not is_weak_int(inputs[index]):
             return None
         partner = inputs[1 - index]
         if not is_array_spec(partner) or np.dtype(partner.dtype).kind not in "iu":
@@ -462,7 +373,7 @@ class ComparisonSpec(ElementwiseSpec):
         return np.dtype(partner.dtype)
 
     def checks_scalar(self, inputs, index) -> bool:
-        return _is_weak_int(inputs[index]) and self._int_partner(inputs, index) is None
+        return is_weak_int(inputs[index]) and self._int_partner(inputs, index) is None
 
     def make_run(self, inputs, params, computation, shape, out_dtype, target, aliases, req):
         run = super().make_run(inputs, params, computation, shape, out_dtype, target,
@@ -521,7 +432,7 @@ class WhereSpec(ElementwiseSpec):
         return True
 
     @cached_property
-    def extended_loops(self) -> ek.LoopKernels:
+    def extended_loops(self) -> LoopKernels:
         return numpy_loops(_where_into, 3)
 
     @property

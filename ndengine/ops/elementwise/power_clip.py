@@ -16,11 +16,12 @@ import math
 import numpy as np
 from numpy._core import umath as _umath  # the clip ufunc behind np.clip
 
-from . import kernels as ek
+from .loops import LoopKernels, any_negative
 from ..runtime.caching import cached_property
 from ..runtime.deferred_loops import bind, deferred_kernels
 from ..dtypes import check_scalar_fits, int_bounds, is_array_spec, result_type
-from .operators import ElementwiseSpec, _is_weak_int, computes_in_extended, spec
+from .dtype_rules import computes_in_extended, is_weak_int
+from .operators import ElementwiseSpec, spec
 from .runs import nothing_run
 from ..runtime.fp_status import report as report_fp_flags
 from ..outputs import single_output, write_with_req
@@ -47,7 +48,7 @@ _POWER_FAST_EXPONENTS = {2.0: "square", 0.5: "sqrt", -1.0: np.reciprocal, 1.0: "
                          0.0: _ones}
 
 
-def numpy_power_loops(fallback: ek.LoopKernels) -> ek.LoopKernels:
+def numpy_power_loops(fallback: LoopKernels) -> LoopKernels:
     """power's 1-D loops: for float32/float64, NumPy's np.power (its SIMD pow; for a scalar
     exponent 2, 0.5, -1, 1 or 0, the unary operation NumPy's loop uses), so results are
     NumPy's bit for bit; integers keep the ``fallback`` (Numba) loops."""
@@ -121,7 +122,7 @@ def numpy_power_loops(fallback: ek.LoopKernels) -> ek.LoopKernels:
                 power(x, y, out=out)
         return loop
 
-    return ek.LoopKernels(serial, parallel, array_scalar(False), array_scalar(True),
+    return LoopKernels(serial, parallel, array_scalar(False), array_scalar(True),
                           scalar_array(False), scalar_array(True))
 
 
@@ -157,7 +158,7 @@ class PowerSpec(ElementwiseSpec):
                 or np.dtype(inputs[1].dtype).kind != "i":
             return None
         # the exponent raveled is C-contiguous: one Numba type per dtype
-        slot = bind(ek.any_negative, None, (np.dtype(inputs[1].dtype),))
+        slot = bind(any_negative, None, (np.dtype(inputs[1].dtype),))
 
         def check_exponent_array(inputs):
             if slot[0](np.asarray(inputs[1]).ravel()):
@@ -165,10 +166,10 @@ class PowerSpec(ElementwiseSpec):
         return check_exponent_array
 
     @cached_property
-    def loops(self) -> ek.LoopKernels:
+    def loops(self) -> LoopKernels:
         return numpy_power_loops(deferred_kernels(self.numba_loops))
 
-    def plan_loops(self, computation, out_dtype) -> ek.LoopKernels:
+    def plan_loops(self, computation, out_dtype) -> LoopKernels:
         if computes_in_extended(computation, out_dtype):
             return self.extended_loops
         # integers: the Numba loops themselves (what ``loops`` calls), bound by the flat run
@@ -249,7 +250,7 @@ class ClipSpec(ElementwiseSpec):
         return [(shape_of(x), dtype)]
 
     def make_check(self, inputs, params, computation, shape):
-        if not (_is_weak_int(params.get("a_min")) or _is_weak_int(params.get("a_max"))):
+        if not (is_weak_int(params.get("a_min")) or is_weak_int(params.get("a_max"))):
             return None
         x_kind, dtype = _kind_of(inputs[0]), computation[0]
 

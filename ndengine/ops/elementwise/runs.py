@@ -28,7 +28,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import kernels as ek
+from .loops import LoopKernels
 from ..dtypes import check_scalar_fits
 from ..runtime.fp_status import make_state, reset_state, set_state
 from ..runtime.fp_status import report as report_fp_flags
@@ -43,7 +43,7 @@ _asarray = np.asarray
 
 # ------------------------------------------------------------------ the general driver
 
-def run_loops(loops: ek.LoopKernels, operands: list, out: np.ndarray, name=None) -> None:
+def run_loops(loops: LoopKernels, operands: list, out: np.ndarray, name=None) -> None:
     """Fill ``out`` with f(*operands); operands already have the computation dtype. ``name``:
     the ufunc whose FP errors a compiled loop's flags report (None: not reported)."""
     if out.size == 0:
@@ -225,7 +225,7 @@ def flat_run(slot, converters, ravel_out: bool, name=None):
 
 # ------------------------------------------------------- loops that call NumPy
 
-def numpy_loops(fn: Callable, arity: int = 1) -> ek.LoopKernels:
+def numpy_loops(fn: Callable, arity: int = 1) -> LoopKernels:
     """1-D loops that run ``fn(*inputs, out=out)`` (split over the cores in parallel), under
     the op's NumPy error state (fp_status.py: NumPy's own loops report as NumPy does).
     Binary: the one-element operand of the array-scalar loops is handed to NumPy as a scalar,
@@ -238,7 +238,7 @@ def numpy_loops(fn: Callable, arity: int = 1) -> ek.LoopKernels:
         split_run(serial, args)
 
     if arity != 2:
-        return ek.LoopKernels(serial, parallel)
+        return LoopKernels(serial, parallel)
 
     def serial_array_scalar(x, y, out):
         fn(x, y[0], out=out)
@@ -254,12 +254,12 @@ def numpy_loops(fn: Callable, arity: int = 1) -> ek.LoopKernels:
         a = x[0]
         split_run(lambda ys, outs: fn(a, ys, out=outs), (y, out))
 
-    return ek.LoopKernels(serial, parallel, serial_array_scalar, parallel_array_scalar,
+    return LoopKernels(serial, parallel, serial_array_scalar, parallel_array_scalar,
                           serial_scalar_array, parallel_scalar_array)
 
 
-def numpy_typed_loops(fn: Callable, dtypes, fallback: ek.LoopKernels,
-                      arity: int = 1) -> ek.LoopKernels:
+def numpy_typed_loops(fn: Callable, dtypes, fallback: LoopKernels,
+                      arity: int = 1) -> LoopKernels:
     """1-D loops for any dtype: ``fn`` (``numpy_loops``) when every operand and the output
     have one dtype and it is in ``dtypes``, the ``fallback`` (Numba) loops otherwise."""
     dtypes = frozenset(np.dtype(d) for d in dtypes)
@@ -278,10 +278,10 @@ def numpy_typed_loops(fn: Callable, dtypes, fallback: ek.LoopKernels,
                 numba_loop(*args)
         return loop
 
-    return ek.LoopKernels(*(chooser(field) for field in ek.LoopKernels._fields))
+    return LoopKernels(*(chooser(field) for field in LoopKernels._fields))
 
 
-def numpy_unary_loops(fn: Callable, dtypes, fallback: ek.LoopKernels) -> ek.LoopKernels:
+def numpy_unary_loops(fn: Callable, dtypes, fallback: LoopKernels) -> LoopKernels:
     """``numpy_typed_loops`` of a unary op."""
     return numpy_typed_loops(fn, dtypes, fallback, 1)
 
@@ -327,7 +327,7 @@ NUMPY_UNARY = {
 
 # the same for binary ops, f(x, y, out=out): arctan2 (float32 34x, float64 8x); logaddexp,
 # logaddexp2 and nextafter are a tie (NumPy's are NumPy's bit for bit); float_power is
-# NumPy's pow, as power's float loops are (elementwise_power_clip); float fmax and fmin:
+# NumPy's pow, as power's float loops are (power_clip); float fmax and fmin:
 # which of 0.0 and -0.0 (or of two NaNs) NumPy's loop returns depends on the element's
 # position (SIMD body or scalar tail), so only NumPy's loop gives NumPy's bits (chunks of a
 # split call start at multiples of 1024 elements, where NumPy's SIMD body starts too)

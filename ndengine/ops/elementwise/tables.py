@@ -8,8 +8,7 @@ import numpy as np
 from numpy._core import umath as _umath  # the clip ufunc behind np.clip
 
 from . import functions as elementwise_functions
-from . import kernels as ek
-from . import ufunc_kernels as uk
+from . import scalars, ufunc_scalars
 from .operators import (
     ComparisonSpec, ElementwiseSpec, ReluSpec, RoundSpec, UnaryLikeSpec, WhereSpec)
 from .power_clip import ClipSpec, PowerSpec
@@ -22,80 +21,80 @@ __all__ = ["UNARY_TABLE", "BINARY_TABLE", "LOGICAL_TABLE", "COMPARISONS", "regis
 # name, Numba scalar function, NumPy ufunc giving the dtype rules
 
 UNARY_TABLE = [
-    ("negative", ek.negative, np.negative),
-    ("positive", ek.positive, np.positive),
-    ("abs", ek.absolute, np.absolute),
-    ("exp", ek.exp, np.exp),
-    ("log", ek.log, np.log),
-    ("log1p", ek.log1p, np.log1p),
-    ("expm1", ek.expm1, np.expm1),
-    ("sqrt", ek.sqrt, np.sqrt),
-    ("square", ek.square, np.square),
-    ("sin", ek.sin, np.sin),
-    ("cos", ek.cos, np.cos),
-    ("tan", ek.tan, np.tan),
-    ("tanh", ek.tanh, np.tanh),
-    ("arcsin", ek.arcsin, np.arcsin),
-    ("arccos", ek.arccos, np.arccos),
-    ("arctan", ek.arctan, np.arctan),
-    ("sign", ek.sign, np.sign),
-    ("floor", ek.floor, np.floor),
-    ("ceil", ek.ceil, np.ceil),
-    ("invert", ek.invert, np.invert),
-    ("logical_not", ek.logical_not, np.logical_not),
-    ("conjugate", ek.positive, np.conjugate),  # real dtypes: the value itself
-    ("rint", ek.rint, np.rint),
-    ("trunc", uk.trunc, np.trunc),
-    ("fix", uk.trunc, np.trunc),  # numpy.fix (not a ufunc): trunc's values and dtypes
-    ("fabs", uk.fabs, np.fabs),
-    ("reciprocal", uk.reciprocal, np.reciprocal),
-    ("isnan", uk.isnan, np.isnan),
-    ("isinf", uk.isinf, np.isinf),
-    ("isfinite", uk.isfinite, np.isfinite),
-    ("deg2rad", uk.deg2rad, np.deg2rad),
-    ("radians", uk.deg2rad, np.radians),
-    ("rad2deg", uk.rad2deg, np.rad2deg),
-    ("degrees", uk.rad2deg, np.degrees),
-    # no Numba scalar: NumPy's loop (elementwise_run.NUMPY_UNARY)
+    ("negative", scalars.negative, np.negative),
+    ("positive", scalars.positive, np.positive),
+    ("abs", scalars.absolute, np.absolute),
+    ("exp", scalars.exp, np.exp),
+    ("log", scalars.log, np.log),
+    ("log1p", scalars.log1p, np.log1p),
+    ("expm1", scalars.expm1, np.expm1),
+    ("sqrt", scalars.sqrt, np.sqrt),
+    ("square", scalars.square, np.square),
+    ("sin", scalars.sin, np.sin),
+    ("cos", scalars.cos, np.cos),
+    ("tan", scalars.tan, np.tan),
+    ("tanh", scalars.tanh, np.tanh),
+    ("arcsin", scalars.arcsin, np.arcsin),
+    ("arccos", scalars.arccos, np.arccos),
+    ("arctan", scalars.arctan, np.arctan),
+    ("sign", scalars.sign, np.sign),
+    ("floor", scalars.floor, np.floor),
+    ("ceil", scalars.ceil, np.ceil),
+    ("invert", scalars.invert, np.invert),
+    ("logical_not", scalars.logical_not, np.logical_not),
+    ("conjugate", scalars.positive, np.conjugate),  # real dtypes: the value itself
+    ("rint", scalars.rint, np.rint),
+    ("trunc", ufunc_scalars.trunc, np.trunc),
+    ("fix", ufunc_scalars.trunc, np.trunc),  # numpy.fix (not a ufunc): trunc's values and dtypes
+    ("fabs", ufunc_scalars.fabs, np.fabs),
+    ("reciprocal", ufunc_scalars.reciprocal, np.reciprocal),
+    ("isnan", ufunc_scalars.isnan, np.isnan),
+    ("isinf", ufunc_scalars.isinf, np.isinf),
+    ("isfinite", ufunc_scalars.isfinite, np.isfinite),
+    ("deg2rad", ufunc_scalars.deg2rad, np.deg2rad),
+    ("radians", ufunc_scalars.deg2rad, np.radians),
+    ("rad2deg", ufunc_scalars.rad2deg, np.rad2deg),
+    ("degrees", ufunc_scalars.rad2deg, np.degrees),
+    # no Numba scalar: NumPy's loop (runs.NUMPY_UNARY)
     *((name, None, getattr(np, name)) for name in (
         "log2", "log10", "exp2", "cbrt", "sinh", "cosh", "arcsinh", "arccosh", "arctanh")),
 ]
 
 BINARY_TABLE = [
-    ("add", ek.add, np.add),
-    ("subtract", ek.subtract, np.subtract),
-    ("multiply", ek.multiply, np.multiply),
-    ("true_divide", ek.true_divide, np.true_divide),
-    ("floor_divide", ek.floor_divide, np.floor_divide),
-    ("mod", ek.remainder, np.remainder),
-    ("maximum", ek.maximum, np.maximum),
-    ("minimum", ek.minimum, np.minimum),
-    ("equal", ek.equal, np.equal),
-    ("not_equal", ek.not_equal, np.not_equal),
-    ("less", ek.less, np.less),
-    ("less_equal", ek.less_equal, np.less_equal),
-    ("greater", ek.greater, np.greater),
-    ("greater_equal", ek.greater_equal, np.greater_equal),
-    ("bitwise_and", ek.bitwise_and, np.bitwise_and),
-    ("bitwise_or", ek.bitwise_or, np.bitwise_or),
-    ("bitwise_xor", ek.bitwise_xor, np.bitwise_xor),
-    ("left_shift", uk.left_shift, np.left_shift),
-    ("right_shift", uk.right_shift, np.right_shift),
-    ("fmod", uk.fmod, np.fmod),
-    ("fmax", uk.fmax, np.fmax),
-    ("fmin", uk.fmin, np.fmin),
-    ("hypot", uk.hypot, np.hypot),
-    ("copysign", uk.copysign, np.copysign),
-    ("heaviside", uk.heaviside, np.heaviside),
-    # no Numba scalar: NumPy's loop (elementwise_run.NUMPY_BINARY)
+    ("add", scalars.add, np.add),
+    ("subtract", scalars.subtract, np.subtract),
+    ("multiply", scalars.multiply, np.multiply),
+    ("true_divide", scalars.true_divide, np.true_divide),
+    ("floor_divide", scalars.floor_divide, np.floor_divide),
+    ("mod", scalars.remainder, np.remainder),
+    ("maximum", scalars.maximum, np.maximum),
+    ("minimum", scalars.minimum, np.minimum),
+    ("equal", scalars.equal, np.equal),
+    ("not_equal", scalars.not_equal, np.not_equal),
+    ("less", scalars.less, np.less),
+    ("less_equal", scalars.less_equal, np.less_equal),
+    ("greater", scalars.greater, np.greater),
+    ("greater_equal", scalars.greater_equal, np.greater_equal),
+    ("bitwise_and", scalars.bitwise_and, np.bitwise_and),
+    ("bitwise_or", scalars.bitwise_or, np.bitwise_or),
+    ("bitwise_xor", scalars.bitwise_xor, np.bitwise_xor),
+    ("left_shift", ufunc_scalars.left_shift, np.left_shift),
+    ("right_shift", ufunc_scalars.right_shift, np.right_shift),
+    ("fmod", ufunc_scalars.fmod, np.fmod),
+    ("fmax", ufunc_scalars.fmax, np.fmax),
+    ("fmin", ufunc_scalars.fmin, np.fmin),
+    ("hypot", ufunc_scalars.hypot, np.hypot),
+    ("copysign", ufunc_scalars.copysign, np.copysign),
+    ("heaviside", ufunc_scalars.heaviside, np.heaviside),
+    # no Numba scalar: NumPy's loop (runs.NUMPY_BINARY)
     *((name, None, getattr(np, name)) for name in (
         "arctan2", "logaddexp", "logaddexp2", "nextafter", "float_power")),
 ]
 
 LOGICAL_TABLE = [
-    ("logical_and", uk.logical_and, np.logical_and),
-    ("logical_or", uk.logical_or, np.logical_or),
-    ("logical_xor", uk.logical_xor, np.logical_xor),
+    ("logical_and", ufunc_scalars.logical_and, np.logical_and),
+    ("logical_or", ufunc_scalars.logical_or, np.logical_or),
+    ("logical_xor", ufunc_scalars.logical_xor, np.logical_xor),
 ]
 
 
@@ -129,27 +128,28 @@ def register_all() -> None:
         spec.register("binary")
     for name, scalar, ufunc in LOGICAL_TABLE:
         LogicalSpec(name, scalar, ufunc, _doc(name, ufunc)).register("binary")
-    SignbitSpec("signbit", uk.signbit, np.signbit, _doc("signbit", np.signbit)).register("unary")
+    SignbitSpec("signbit", ufunc_scalars.signbit, np.signbit,
+                _doc("signbit", np.signbit)).register("unary")
     DivmodSpec("divmod", None, np.divmod,
                "divmod(x1, x2) -> (x1 // x2, x1 % x2), numpy.divmod's two outputs."
                ).register("binary")
     elementwise_functions.register_all()
-    PowerSpec("power", ek.power, np.power, _doc("power", np.power) + _POWER_VALUE_CHECK
+    PowerSpec("power", scalars.power, np.power, _doc("power", np.power) + _POWER_VALUE_CHECK
               ).register("binary")
-    UnaryLikeSpec("sigmoid", ek.sigmoid, np.exp,
+    UnaryLikeSpec("sigmoid", scalars.sigmoid, np.exp,
                   "Element-wise 1/(1+exp(-x)); dtypes follow numpy.exp.").register("unary")
-    ReluSpec("relu", ek.relu, np.maximum, "Element-wise maximum(x, 0).").register("unary")
-    RoundSpec("round", ek.rint, np.rint,
+    ReluSpec("relu", scalars.relu, np.maximum, "Element-wise maximum(x, 0).").register("unary")
+    RoundSpec("round", scalars.rint, np.rint,
               "np.round(x, decimals): half to even; ints keep their dtype.").register("unary")
-    ClipSpec("clip", ek.clip, np.maximum,
+    ClipSpec("clip", scalars.clip, np.maximum,
              "clip(x, a_min, a_max); either bound may be None.").register("binary")
     clip_arrays = ElementwiseSpec(
-        "clip_arrays", ek.clip, _umath.clip,
+        "clip_arrays", scalars.clip, _umath.clip,
         "clip(x, a_min, a_max) with array bounds: numpy's clip ufunc (three broadcast inputs, "
         "NumPy's dtype rules)")
     # the ufunc itself where a bound broadcasts: NumPy's loop for two constant bounds keeps x
-    # on a tie of signed zeros, where its loop for bound arrays (and ek.clip) gives the bound
+    # on a tie of signed zeros, where its loop for bound arrays (and scalars.clip) gives the bound
     clip_arrays.runs_ufunc = True
     clip_arrays.register("other")
-    WhereSpec("where", ek.where_select, np.maximum,
+    WhereSpec("where", scalars.where_select, np.maximum,
               "where(cond, x, y) with broadcasting.").register("other")

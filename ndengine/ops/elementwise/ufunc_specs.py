@@ -15,7 +15,8 @@ import math
 
 import numpy as np
 
-from .operators import ElementwiseSpec, resolve_like
+from .dtype_rules import resolve_like
+from .operators import ElementwiseSpec
 from .runs import as_operand, nothing_run
 from ..outputs import write_with_req
 from ..plans import OpReq

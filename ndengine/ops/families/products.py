@@ -1,5 +1,5 @@
 """Products: dot and matmul (NumPy's BLAS does the work; it releases the GIL), and vdot, inner,
-outer, tensordot, einsum, kron run by NumPy's own functions (numpy_ops: shapes here, dtypes
+outer, tensordot, einsum, kron run by NumPy's own functions (numpy_operators: shapes here, dtypes
 probed from NumPy)."""
 from __future__ import annotations
 

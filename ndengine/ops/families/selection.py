@@ -1,5 +1,5 @@
 """Selection by index arrays, run by NumPy's own functions: take, take_along_axis, choose, and
-the in-place put and put_along_axis (see numpy_ops for the table's columns).
+the in-place put and put_along_axis (see numpy_operators for the table's columns).
 
 Index arrays are inputs of the op: their values are read when it runs, so an out-of-bounds
 index in an NDArray raises NumPy's IndexError at the wait (the API layer checks index arrays

@@ -1,5 +1,5 @@
 """Shape-changing copies run by NumPy's own functions: tile, repeat, roll, pad, tril, triu, diag,
-diagonal, trace, indices, fftfreq, rfftfreq (see numpy_ops for the table's columns).
+diagonal, trace, indices, fftfreq, rfftfreq (see numpy_operators for the table's columns).
 
 The shape functions mirror NumPy's own argument handling, so bad arguments raise NumPy's
 errors when the op is pushed, not when it runs.

@@ -3,7 +3,7 @@ nothing.
 
 ``kernel_source`` writes one Python module per (program structure, layout, variant): a loop
 that computes every node of one element in registers, calling the same Numba scalar
-functions as the unfused ops' loops (``elementwise_kernels``; ``fusion_scalars`` where the
+functions as the unfused ops' loops (``elementwise/scalars``; ``fusion/scalars`` where the
 registered op runs a NumPy loop, clip), each node's value cast to the node's dtype (Numba
 widens small integers; the unfused op would have stored, and wrapped, each result).
 Arguments are the leaves (``a*``: flat 1-D arrays, or broadcast n-d views), the scalar
@@ -12,9 +12,9 @@ the destinations (``d*``: output arrays, or a reduction's scratch, cast on store
 
 A kernel returns the processor's FP flags its elements raised, as the unfused ops' loops do
 (``fp_flags``): cleared at the start, read at the end; a parallel kernel runs a fixed count
-of contiguous parts (``elementwise_kernels``' parallel loops: the flags are per thread, the
+of contiguous parts (``elementwise/loops``' parallel loops: the flags are per thread, the
 part's index unsigned so that LLVM vectorises), each part's flags combined. Ops NumPy never
-reports for raise none: the compare family computes with ``fusion_scalars``' quiet
+reports for raise none: the compare family computes with ``scalars``' quiet
 functions, and the others whose code may raise (``_FLAGS_PUT_BACK``) put back the flags
 they found.
 
@@ -22,8 +22,9 @@ Numba's ``cache=True`` needs a real source file ("no locator available for file
 '<string>'" for exec'd code): ``load_kernel`` writes the source under the cache directory
 (``NDENGINE_CACHE_DIR``, default ``~/.cache/ndengine``, subfolder ``fusion``) in a file named
 by a hash of the source and of everything the compiled code depends on (the source of the
-scalar-function modules, Numba, NumPy and Python versions), and imports it.  The signature
-is explicit, so importing compiles (or loads from Numba's cache) exactly one function.
+scalar-function and loop modules, Numba, NumPy and Python versions), and imports it.  The
+signature is explicit, so importing compiles (or loads from Numba's cache) exactly one
+function.
 """
 from __future__ import annotations
 
@@ -39,7 +40,9 @@ import numba
 import numpy as np
 
 from ..elementwise import operators as _elementwise
-from ..elementwise import kernels as _ek
+from ..elementwise import loops as _loops
+from ..elementwise.loops import source_digest
+from ..elementwise import scalars as _elementwise_scalars
 from ..runtime import fp_flags as _fp_flags
 from . import scalars as _fs
 from .program import Leaf, OpNode, Scalar
@@ -87,7 +90,7 @@ def scalar_slots(program) -> list:
     return slots
 
 
-# ops NumPy never reports for, computed by functions that raise no FP flag (fusion_scalars)
+# ops NumPy never reports for, computed by functions that raise no FP flag (scalars)
 _QUIET_SCALARS = {"maximum": "fs.numpy_maximum", "minimum": "fs.numpy_minimum",
                   "less": "fs.quiet_less", "less_equal": "fs.quiet_less_equal",
                   "greater": "fs.quiet_greater", "greater_equal": "fs.quiet_greater_equal",
@@ -102,9 +105,9 @@ def _scalar_function(name: str) -> str:
     if quiet is not None:
         return quiet
     fn = _elementwise.spec(name).scalar
-    if getattr(_ek, fn.__name__, None) is not fn:
-        raise LookupError(f"{name}'s scalar function is not in elementwise_kernels")
-    return f"ek.{fn.__name__}"
+    if getattr(_elementwise_scalars, fn.__name__, None) is not fn:
+        raise LookupError(f"{name}'s scalar function is not in elementwise/scalars")
+    return f"es.{fn.__name__}"
 
 
 def _node_expression(program, node: OpNode, value, slot_of) -> str:
@@ -190,7 +193,8 @@ def kernel_source(program, layout: tuple, dests: tuple, parallel: bool) -> str:
         "import numpy as np",
         "from numba import njit, prange, uintp, types as nt",
         # the modules by their own names, so a move of the package's files follows here
-        f"import {_ek.__name__} as ek",
+        f"import {_elementwise_scalars.__name__} as es",
+        f"import {_loops.__name__} as loops",
         f"import {_fs.__name__} as fs",
         f"from {_fp_flags.__name__} import fp_clear, fp_flags, fp_restore",
         "",
@@ -220,12 +224,12 @@ def kernel_source(program, layout: tuple, dests: tuple, parallel: bool) -> str:
                 value[node_id] = f"a{node.index}[{index}]"
     loop_vars = ["i"] if mode == "flat" else [f"i{k}" for k in range(ndim)]
     indent = "    "
-    if parallel:  # the first axis in parts, each part's flags kept (ek's parallel loops)
-        lines += [f"{indent}raised = np.zeros(ek._PARTS, np.int32)",
-                  f"{indent}for p in prange(ek._PARTS):"]
+    if parallel:  # the first axis in parts, each part's flags kept (as elementwise/loops' parallel loops)
+        lines += [f"{indent}raised = np.zeros(loops.PARTS, np.int32)",
+                  f"{indent}for p in prange(loops.PARTS):"]
         indent += "    "
         lines += [f"{indent}fp_clear()",
-                  f"{indent}lo, hi = ek._part(p, ek._PARTS, {sizes[0]})",
+                  f"{indent}lo, hi = loops.part_range(p, loops.PARTS, {sizes[0]})",
                   f"{indent}for {loop_vars[0]} in range(uintp(lo), uintp(hi)):"]
     else:
         lines += [f"{indent}fp_clear()", f"{indent}for {loop_vars[0]} in range({sizes[0]}):"]
@@ -235,18 +239,13 @@ def kernel_source(program, layout: tuple, dests: tuple, parallel: bool) -> str:
         indent += "    "
     lines += [indent + line for line in _element_body(program, dests, value, slot_of, index)]
     if parallel:
-        lines += ["        raised[p] = fp_flags()", "    return ek._combined(raised)"]
+        lines += ["        raised[p] = fp_flags()", "    return loops.combined_flags(raised)"]
     else:
         lines.append("    return fp_flags()")
     return "\n".join(lines) + "\n"
 
 
 # ------------------------------------------------------------------ the disk cache
-
-def _file_digest(module) -> str:
-    with open(module.__file__, "rb") as fh:
-        return hashlib.sha256(fh.read()).hexdigest()
-
 
 _DEPENDENCIES = None
 _dir_lock = threading.Lock()
@@ -259,8 +258,8 @@ def _dependencies() -> str:
     if _DEPENDENCIES is None:
         _DEPENDENCIES = "|".join((CODEGEN_VERSION, numba.__version__, np.__version__,
                                   platform.python_version(), platform.machine(),
-                                  _file_digest(_ek), _file_digest(_fs),
-                                  _file_digest(_fp_flags)))
+                                  source_digest(_elementwise_scalars, _loops, _fs,
+                                                _fp_flags)))
     return _DEPENDENCIES
 
 

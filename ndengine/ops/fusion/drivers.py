@@ -6,22 +6,8 @@ same view is copied first (NumPy reads every input before writing), and ``direct
 whether a destination may be written before every leaf of its block is read.
 
 ``run_elementwise``: the views coalesced, then either one ``whole(leaves, outputs)`` call
-(a generated kernel over everything) or ``block(...)`` per region, over threads.
-
-``run_reduction``: the tail reduction gives exactly what the registered reduction gives on
-the unfused temporary, because the blocks follow NumPy's own summation order on that
-C-contiguous temporary (seen as ``(outer, L, inner)`` around the reduced axis):
-
-* a row (``inner == 1``; every axis: one row of all elements): NumPy sums pairwise
-  (``pairwise_sum``: halves rounded down to a multiple of 8).  Rows of at most a block are
-  reduced whole by NumPy; a longer row is cut where NumPy's recursion cuts it, each piece
-  reduced by NumPy (the same subtree) and the pieces added in the tree's order;
-* columns (``inner > 1``): NumPy adds row after row; blocks of whole (L, inner) slabs are
-  reduced by NumPy, longer columns carry the running result into the next block;
-* prod multiplies in order: long rows carry like columns;
-* integers (wrapping) and max/min do not depend on the order.
-
-The mean divides as NumPy's ``_mean`` does (``true_divide(sum, intp(count))``).
+(a generated kernel over everything) or ``block(...)`` per region, over threads. A program
+with a tail reduction runs with ``reduction.run_reduction`` instead, over the same views.
 """
 from __future__ import annotations
 
@@ -32,36 +18,13 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from . import blocks as _blocks
-from .blocks import classify, coalesce, flat_regions, region_blocks, restride, run_tasks
-from .rows import MAX_ROW
+from .blocks import classify, coalesce, region_blocks, restride, run_tasks
 from ..outputs import detach_overlapping, same_view
 
-__all__ = ["Call", "prepare_call", "coalesced_views", "layout_of", "run_elementwise",
-           "run_reduction", "REDUCE_UFUNCS", "reduction_exact"]
+__all__ = ["Call", "prepare_call", "coalesced_views", "layout_of", "threads_for",
+           "run_elementwise"]
 
 _may_share_memory = np.may_share_memory
-REDUCE_UFUNCS = {"sum": np.add, "mean": np.add, "prod": np.multiply, "max": np.maximum,
-                 "min": np.minimum}
-_IDENTITY = {"sum": 0, "mean": 0, "prod": 1}
-_EXACT_FLOAT = 1 << 53
-_PAIRWISE_BLOCK = 128  # NumPy's PW_BLOCKSIZE: pairwise_sum adds runs this short directly
-
-
-def reduction_exact(program) -> bool:
-    """Whether the blocked reduction reproduces NumPy's for this program: not for the mean
-    of integers whose float64 partial sums could round (NumPy sums them in float64 in its
-    own buffer order); exact integer sums below 2**53 are order-free."""
-    r = program.reduction
-    node = program.nodes[r.node]
-    if r.name != "mean" or node.dtype.kind == "f":
-        return True
-    count = program.size if r.axis is None else program.shape[r.axis]
-    if node.dtype.kind == "b":
-        largest = 1
-    else:
-        info = np.iinfo(node.dtype)
-        largest = max(-int(info.min), int(info.max))
-    return count * largest < _EXACT_FLOAT
 
 
 class Call:
@@ -193,11 +156,12 @@ def coalesced_views(call, memo=None):
 
 
 def layout_of(views) -> tuple:
-    """The kernel layout of coalesced views (see ``fusion_blocks.classify``)."""
+    """The kernel layout of coalesced views (see ``blocks.classify``)."""
     return classify(len(views[0]), views[1], views[2])
 
 
-def _threads_for(call, size) -> int:
+def threads_for(call, size) -> int:
+    """The threads a run over ``size`` elements uses (one below the parallel threshold)."""
     return call.threads if size >= _blocks.PARALLEL_MIN_ELEMENTS else 1
 
 
@@ -218,7 +182,7 @@ def run_elementwise(call, views, block, limit=None) -> None:
     for index in region_blocks(shape, limit):
         tasks.append(lambda ws, index=index: block([v[index] for v in leaves],
                                                    [o[index] for o in outputs], ws))
-    run_tasks(tasks, _threads_for(call, size))
+    run_tasks(tasks, threads_for(call, size))
 
 
 def _halo(call, views, block, limit) -> None:
@@ -236,7 +200,7 @@ def _halo(call, views, block, limit) -> None:
     every = _shift_groups(leaves, list(shifted), n)
     behind = _shift_groups(leaves, [j for j, way in shifted.items() if way < 0], n)
     blocks = [(lo, min(n, lo + limit)) for lo in range(0, n, limit)]
-    threads = max(1, min(_threads_for(call, n), len(blocks)))
+    threads = max(1, min(threads_for(call, n), len(blocks)))
     step = -(-len(blocks) // threads)
     runs = [blocks[i:i + step] for i in range(0, len(blocks), step)]
 
@@ -295,155 +259,3 @@ def _shift_groups(leaves, shifted, n):
         width = max(shift for _, shift in shifts)
         groups.append((as_strided(lowest, (n + width,), (stride,), writeable=False), shifts))
     return groups
-
-
-def _region_shape(index, shape):
-    return tuple(len(range(*part.indices(n))) for part, n in zip(index, shape))
-
-
-def run_reduction(call, views, block, limit=None, reduce_rows=None) -> None:
-    """The program's outputs and its tail reduction (see the module docstring) over the
-    coalesced ``views``; ``block(leaves, dests, workspace)`` fills one region; ``limit``:
-    elements per block (default ``block_elements``); ``reduce_rows(values, out)``: reduces whole
-    (rows, L) rows as NumPy would (default: NumPy's own reduce)."""
-    program = call.program
-    r = program.reduction
-    shape, leaves, outputs = views
-    size = program.size
-    if r.axis is None:
-        outer, length, inner = 1, size, 1
-    else:
-        full = program.shape
-        outer, length, inner = (math.prod(full[:r.axis]), full[r.axis],
-                                math.prod(full[r.axis + 1:]))
-    acc = np.dtype(r.dtype)
-    ufunc = REDUCE_UFUNCS[r.name]
-    identity = _IDENTITY.get(r.name)
-    result = np.empty(outer * inner, acc)
-    limit = limit or _blocks.block_elements(program)
-
-    def fill(ws, lo, hi, scratch):
-        offset = 0
-        for index in flat_regions(shape, lo, hi):
-            region = _region_shape(index, shape)
-            count = math.prod(region)
-            dest = scratch[offset:offset + count].reshape(region)
-            block([v[index] for v in leaves], [o[index] for o in outputs] + [dest], ws)
-            offset += count
-
-    tasks = []
-    combine = None
-    if inner == 1 and length <= limit:
-        rows = max(1, limit // length)
-        for r0 in range(0, outer, rows):
-            r1 = min(outer, r0 + rows)
-
-            def rows_task(ws, r0=r0, r1=r1):
-                scratch = ws.get("reduce", acc, (r1 - r0) * length)
-                fill(ws, r0 * length, r1 * length, scratch)
-                if reduce_rows is None or length > MAX_ROW:
-                    ufunc.reduce(scratch.reshape(r1 - r0, length), axis=1, out=result[r0:r1])
-                else:
-                    reduce_rows(scratch.reshape(r1 - r0, length), result[r0:r1])
-            tasks.append(rows_task)
-    elif inner == 1 and not (r.name == "prod" and acc.kind == "f"):
-        limit = max(limit, _PAIRWISE_BLOCK)  # never below NumPy's own leaves
-        pieces = _pairwise_pieces(0, length, limit)
-        partials = np.empty((outer, len(pieces)), acc)
-        for row in range(outer):
-            for j, (lo, n) in enumerate(pieces):
-                def piece_task(ws, row=row, j=j, lo=lo, n=n):
-                    scratch = ws.get("reduce", acc, n)
-                    fill(ws, row * length + lo, row * length + lo + n, scratch)
-                    partials[row, j] = ufunc.reduce(scratch)
-                tasks.append(piece_task)
-
-        def combine_rows():
-            for row in range(outer):
-                result[row] = _combine_pieces(ufunc, acc, identity, pieces, partials[row],
-                                               length, limit)
-        combine = combine_rows
-    elif inner == 1 or inner <= limit:  # columns (or long prod rows): carry chunk to chunk
-        step = max(1, limit // inner)
-        slabs = max(1, limit // (length * inner)) if length * inner <= limit else 0
-        result2 = result.reshape(outer, inner)
-        if slabs:
-            for o0 in range(0, outer, slabs):
-                o1 = min(outer, o0 + slabs)
-
-                def slab_task(ws, o0=o0, o1=o1):
-                    scratch = ws.get("reduce", acc, (o1 - o0) * length * inner)
-                    fill(ws, o0 * length * inner, o1 * length * inner, scratch)
-                    ufunc.reduce(scratch.reshape(o1 - o0, length, inner), axis=1,
-                                 out=result2[o0:o1])
-                tasks.append(slab_task)
-        else:
-            for o in range(outer):
-                def carry_task(ws, o=o):
-                    target = result2[o]
-                    base = o * length * inner
-                    for l0 in range(0, length, step):
-                        l1 = min(length, l0 + step)
-                        scratch = ws.get("reduce", acc, (l1 - l0 + 1) * inner)
-                        fill(ws, base + l0 * inner, base + l1 * inner, scratch[inner:])
-                        if l0 == 0:
-                            ufunc.reduce(scratch[inner:].reshape(l1 - l0, inner), axis=0,
-                                         out=target)
-                        else:
-                            scratch[:inner] = target
-                            ufunc.reduce(scratch.reshape(l1 - l0 + 1, inner), axis=0,
-                                         out=target)
-                tasks.append(carry_task)
-    else:  # wide columns: one row piece at a time, accumulated in order
-        result2 = result.reshape(outer, inner)
-        for o in range(outer):
-            for j0 in range(0, inner, limit):
-                j1 = min(inner, j0 + limit)
-
-                def wide_task(ws, o=o, j0=j0, j1=j1):
-                    target = result2[o, j0:j1]
-                    if identity is not None:
-                        target.fill(identity)
-                    scratch = ws.get("reduce", acc, j1 - j0)
-                    for l in range(length):
-                        start = (o * length + l) * inner
-                        fill(ws, start + j0, start + j1, scratch)
-                        if l == 0 and identity is None:
-                            target[...] = scratch
-                        else:
-                            ufunc(target, scratch, out=target)
-                tasks.append(wide_task)
-    run_tasks(tasks, _threads_for(call, size))
-    if combine is not None:
-        combine()
-    if r.name == "mean":
-        np.true_divide(result, np.intp(length if r.axis is not None else size), out=result,
-                       casting="unsafe")
-    np.copyto(call.reduced_out, result.reshape(call.reduced_out.shape))
-
-
-def _pairwise_pieces(lo, n, limit):
-    """The ranges NumPy's pairwise_sum recursion reaches first at or below ``limit``."""
-    if n <= limit:
-        return [(lo, n)]
-    half = n // 2
-    half -= half % 8
-    return _pairwise_pieces(lo, half, limit) + _pairwise_pieces(lo + half, n - half, limit)
-
-
-def _combine_pieces(ufunc, acc, identity, pieces, partials, length, limit):
-    """The pieces' partial results combined as NumPy's recursion adds them (float add;
-    order-free reductions just reduce them), after the reduction's initial value."""
-    if ufunc is not np.add or acc.kind != "f":
-        return ufunc.reduce(partials)
-    partial_at = {lo: value for (lo, _), value in zip(pieces, partials)}
-    with np.errstate(all="ignore"):  # NumPy's own reduce of the pieces warned already
-        return acc.type(identity) + _tree(partial_at, 0, length, limit)
-
-
-def _tree(partial_at, lo, n, limit):
-    if n <= limit:
-        return partial_at[lo]
-    half = n // 2
-    half -= half % 8
-    return _tree(partial_at, lo, half, limit) + _tree(partial_at, lo + half, n - half, limit)

@@ -7,7 +7,7 @@ NumPy's SIMD transcendentals included.  Arguments are cast to the op's computati
 first (into scratch, not a fresh array per block); the plans are made once per block
 length.
 
-``numba_block`` calls a generated kernel (``fusion_codegen``) on the block's views: every
+``numba_block`` calls a generated kernel (``codegen``) on the block's views: every
 node of an element in registers, one pass; it returns the FP flags the kernel raised.
 
 Both write the values of the program's destination nodes (its outputs, the reduced node)
@@ -182,7 +182,7 @@ class BlockedEvaluator:
 # ------------------------------------------------------------------ generated kernels
 
 def _convert(value, dtype, how):
-    """A scalar as the registered op converts it (see ``elementwise_run.scalar_converter``,
+    """A scalar as the registered op converts it (see ``elementwise/runs.scalar_converter``,
     clip's bounds: out-of-range ints clamp), as a NumPy scalar of ``dtype``."""
     weak = not isinstance(value, np.generic)
     if how == "wrap" and weak:

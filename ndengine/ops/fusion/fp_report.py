@@ -1,6 +1,6 @@
 """A generated fused kernel's FP flags, reported as NumPy's loops of the window's ops would.
 
-The kernel (``fusion_codegen``) computes every op of an element in registers and returns the
+The kernel (``codegen``) computes every op of an element in registers and returns the
 processor's FP flags of the whole run: which op raised a flag is not known. The ops NumPy
 never reports for raise none there (quiet compares, flags put back), so every flag comes from
 an op NumPy reports for. Each error raised is reported once, as raised by the first op of

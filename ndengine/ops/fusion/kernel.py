@@ -1,7 +1,7 @@
 """Automatic fusion's kernels: run a recorded element-wise expression as one pass over memory.
 
 The layer above records element-wise ops lazily and, when it flushes them as one engine
-op, builds a ``FusedProgram`` (``ProgramBuilder``, see ``fusion_program``) and calls::
+op, builds a ``FusedProgram`` (``builder.ProgramBuilder``, see ``program``) and calls::
 
     kernel = kernel_for(program)          # cached per program structure
     kernel(arrays, scalars, outputs)      # NumPy arrays in, preallocated outputs written
@@ -9,10 +9,10 @@ op, builds a ``FusedProgram`` (``ProgramBuilder``, see ``fusion_program``) and c
 Results equal the unfused ops' (each registered op run one after another on the whole
 arrays) bit for bit, with two evaluators:
 
-* blocked (``fusion_eval.BlockedEvaluator``, numexpr's approach): the registered ops' own
+* blocked (``evaluators.BlockedEvaluator``, numexpr's approach): the registered ops' own
   loops on cache-sized blocks (256 KB of the widest dtype) into scratch buffers, over threads; no
   compile, exactly the unfused results (NumPy's SIMD transcendentals included);
-* generated Numba kernel (``fusion_codegen``): every node per element in registers, one
+* generated Numba kernel (``codegen``): every node per element in registers, one
   pass; compiled on a background thread, cached on disk (a second process loads it).
 
 Which one runs (``evaluator="auto"``): the Numba kernel once compiled, for programs whose
@@ -34,7 +34,7 @@ program op by op to find which op raised anything else.
 
 FP errors (NumPy's error state of the calling thread): the blocked evaluator's NumPy loops
 report by themselves; the generated kernel returns the processor's FP flags of the whole
-call, reported once the outputs are written (``fusion_fp``: each error named after the
+call, reported once the outputs are written (``fp_report``: each error named after the
 first op that can raise it), and a row reduction's flags as NumPy's reduce reports them.
 """
 from __future__ import annotations
@@ -47,12 +47,13 @@ import numpy as np
 
 from . import kernel_cache as _kernels
 from .blocks import PARALLEL_MIN_ELEMENTS, block_elements, cpu_count
-from .drivers import (
-    coalesced_views, layout_of, prepare_call, reduction_exact, run_elementwise, run_reduction)
+from .drivers import coalesced_views, layout_of, prepare_call, run_elementwise
 from .evaluators import numba_block, prepare_slots
 from .fp_report import culprits, report_kernel_flags
 from .rows import row_reducer
-from .program import Const, FusedProgram, NotFusible, OpNode, ProgramBuilder, Scalar, attribute
+from .builder import Const, ProgramBuilder
+from .program import FusedProgram, NotFusible, OpNode, Scalar, attribute
+from .reduction import reduction_exact, run_reduction
 from ..runtime.parallel import parallel_enabled, run_parallel
 from ..registry import get as get_op
 
@@ -96,7 +97,7 @@ class FusedKernel:
 
     def stats(self) -> dict:
         """Its structure's calls, runs per evaluator and compiled variants (compile or load
-        seconds: ``fusion_kernels.entry_stats``)."""
+        seconds: ``kernel_cache.entry_stats``)."""
         return _kernels.entry_stats(self.entry)
 
     def __call__(self, arrays, scalars=None, outputs=None, *, threads=None, evaluator="auto",

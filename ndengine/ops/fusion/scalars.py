@@ -1,7 +1,7 @@
 """Numba scalar functions for fused kernels: NumPy's own loops' results, and no FP flag
 raised where NumPy's loop reports nothing.
 
-A fused kernel returns the processor's FP flags of the whole window (``fusion_codegen``), so
+A fused kernel returns the processor's FP flags of the whole window (``codegen``), so
 the code of an op NumPy never reports for must raise none: the vector compares LLVM emits
 for ``<``, ``<=``, ``>``, ``>=`` (and x86's max/min instructions) raise 'invalid' on a
 quiet NaN, where ``==`` and ``!=`` do not. So the ``quiet_*`` compares, ``numpy_maximum``,
@@ -21,11 +21,11 @@ which operand wins a tie of signed zeros and NaN propagation:
   else ``b`` (so ``maximum(-0.0, 0.0)`` is ``0.0``, ``maximum(0.0, -0.0)`` is ``-0.0``);
 * the clip ufunc with constant bounds keeps ``x`` unless a bound is NaN or strictly beyond
   it (so ``clip(-0.0, 0.0, 1.0)`` is ``-0.0``); with bound arrays its loop is maximum's
-  then minimum's (the bound wins a tie), which fusion_codegen spells as those two.
+  then minimum's (the bound wins a tie), which codegen spells as those two.
 
 ``scalar_power`` is float power with a scalar exponent as the registered op computes it:
 NumPy's loop replaces pow by the exact unary operation for an exponent of 2, 0.5, -1, 1
-or 0 (``elementwise_power_clip``); other exponents call libm's pow (within an ulp or two
+or 0 (``elementwise/power_clip``); other exponents call libm's pow (within an ulp or two
 of NumPy's SIMD pow).
 
 ``x != x`` is the NaN test: it also compiles (always False) for integer types.
@@ -35,7 +35,7 @@ import numpy as np
 from numba import types
 from numba.extending import intrinsic, overload, register_jitable
 
-from ..elementwise import kernels as _ek
+from ..elementwise import scalars as _elementwise_scalars
 
 # exponents NumPy's float power loop computes without pow (a scalar exponent only)
 EXACT_POWER_EXPONENTS = (2.0, 0.5, -1.0, 1.0, 0.0)
@@ -140,7 +140,7 @@ def quiet_sign(x):
 @overload(quiet_sign, jit_options=dict(error_model="numpy"))
 def _quiet_sign(x):
     if not isinstance(x, types.Float):
-        return lambda x: _ek.sign(x)
+        return lambda x: _elementwise_scalars.sign(x)
     zero, one = np.dtype(str(x)).type(0), np.dtype(str(x)).type(1)
 
     def sign(x):  # np.sign: NaN stays, +0.0 for both zeros

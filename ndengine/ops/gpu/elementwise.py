@@ -1,4 +1,4 @@
-"""gpu kernels of the element-wise ops, generated from their specs (``elementwise_tables``).
+"""gpu kernels of the element-wise ops, generated from their specs (``ops.elementwise.tables``).
 
 Each registered element-wise op has an ``ElementwiseSpec`` whose NumPy ufunc gives its dtype
 rules; ``spec.resolve(inputs, params)`` gives the call's computation dtypes (one per input)

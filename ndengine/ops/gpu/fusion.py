@@ -1,6 +1,6 @@
 """Fused element-wise programs on a GPU: one CUDA kernel per program structure, made with
 CuPy's ``ElementwiseKernel`` from the same ``FusedProgram`` the CPU's fused kernels come from
-(fusion_program.py).
+(fusion/program.py).
 
 ``kernel_for(program, xp)`` returns a `GpuFusedKernel`, called as the CPU's::
 

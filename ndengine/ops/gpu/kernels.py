@@ -7,21 +7,21 @@ handed (``array_module``): ``cupy`` for CuPy arrays (a real GPU), ``numpy`` othe
 fake GPU device, on which CI tests the GPU path on a CPU-only machine, hands the kernels
 plain NumPy arrays, so the very same code runs there with ``xp = numpy``.
 
-The kernels are not written op by op: each ``gpu_*`` module turns one family of the CPU
+The kernels are not written op by op: each module of ``ops/gpu/`` turns one family of the CPU
 tables into planners, ``planner(op, inputs, params, cpu_plan) -> run``:
 
-* ``gpu_elementwise``: the element-wise specs (``elementwise_tables``: the NumPy ufunc
+* ``elementwise``: the element-wise specs (``ops.elementwise.tables``: the NumPy ufunc
   whose name CuPy shares, the plan's computation and output dtypes) and an expression per
   op that is no ufunc (relu, sigmoid, where, clip, round, divmod, comparisons beyond an
   integer's range, power's checks, nan_to_num, isclose, allclose, array_equal);
-* ``gpu_reductions``: ``reductions.REDUCTIONS`` (sum, mean, std, argmax, ...);
-* ``gpu_numpy_functions``: the ``NumpyFunction`` ops (statistics, sorting, searching):
+* ``reductions``: ``reductions.REDUCTIONS`` (sum, mean, std, argmax, ...);
+* ``numpy_functions``: the ``NumpyFunction`` ops (statistics, sorting, searching):
   the row's NumPy function mapped to xp's function of the same dotted name;
-* ``gpu_numpy_ops``: the ``numpy_operator`` rows (linalg, fft, products, shaping,
+* ``numpy_operators``: the ``numpy_operator`` rows (linalg, fft, products, shaping,
   selection) the same way, and dot, matmul, lstsq;
-* ``gpu_movement``: copy/astype, concatenate, stack, split, indexing (index arrays moved to
+* ``movement``: copy/astype, concatenate, stack, split, indexing (index arrays moved to
   xp), put, creation (fill, arange, linspace, eye), ufunc methods;
-* ``gpu_random``: the random ops, on the device's own generator.
+* ``random``: the random ops, on the device's own generator.
 
 ``registration.register_all`` (called by ``ops/__init__.py`` once the CPU ops exist) installs each with
 ``Operator.set_device_planner("gpu", planner)``: the plan on the gpu device is the CPU's
@@ -34,7 +34,7 @@ Host fallback
 parameter the op always passes), or the calls of an op it cannot run (``when``: pad's
 'median' mode): their gpu run copies the inputs to the host, runs the op's CPU plan there
 and copies the results back into the outputs (``host_run``).  Besides that table, a
-NumPy-function op (``gpu_numpy_functions``, ``gpu_numpy_ops``, ufunc methods) takes the same
+NumPy-function op (``numpy_functions``, ``numpy_operators``, ufunc methods) takes the same
 path for a call whose xp function is missing, lacks a keyword the call passes (``accepts``:
 ``indices(sparse=True)``, ``argsort(stable=True)``, ``unique(sorted=True)``), or raises
 NotImplementedError for a value.  On the fake device the host is where the arrays already
@@ -73,7 +73,7 @@ CuPy differences handled (checked on an H100 with CuPy 14, NumPy 2)
 * ``cupy.repeat``/``tile``/``roll``/``pad`` take their sizes as host values: those params
   stay on the host (``HOST_PARAMS``).
 * ``cupy.random.Generator`` has no ``normal``/``choice``/``permutation``/``shuffle``: see
-  ``gpu_random``.
+  ``random``.
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ The rows whose function is ndengine's own get an xp twin in ``TWINS`` (``unique_
 ``bincount_length``) or a kernel twin in ``KERNELS`` (sort and partition sort their output
 in place, as the CPU's do).  A call that xp's function cannot take (no such function, a
 keyword it lacks, NotImplementedError for a value) runs on the host instead
-(``gpu_kernels.host_run``).
+(``host_fallback.host_run``).
 """
 from __future__ import annotations
 

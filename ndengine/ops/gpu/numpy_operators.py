@@ -1,5 +1,5 @@
 """gpu kernels of the ``numpy_operator`` rows (linalg, fft, products, shaping, selection:
-``numpy_ops.NUMPY_OPERATORS``), and of dot, matmul and lstsq.
+``families.numpy_operators.NUMPY_OPERATORS``), and of dot, matmul and lstsq.
 
 A row's CPU kernel is ``call(function, arrays, params)`` with its NumPy function; the gpu
 kernel makes the same call with xp's function of the same dotted name

@@ -15,7 +15,7 @@ results and a real gradient; one with complex eigenvalues is refused by the op i
 (ndengine cannot hold NumPy's value-dependent result dtype): pass a complex matrix.
 
 lstsq (a real ``a`` of full rank, the solution x = pinv(a) b; a complex one raises:
-gradient_rules.REAL_ONLY): b's gradient ``pinv(a)^T gx``, a's the gradient of pinv at
+rules.REAL_ONLY): b's gradient ``pinv(a)^T gx``, a's the gradient of pinv at
 ``gx b^T`` (Golub & Pereyra, as linalg.pinv's); the residuals ``|b - a x|^2`` (given for
 m > n) pass ``2 (b - a x) gr`` to b and ``-2 (b - a x) gr x^T`` to a (x is optimal: no term
 through x), the singular values svd's rule; the rank none. The SVD of a gives pinv(a) and

@@ -1,6 +1,6 @@
 """Gradient rules of reductions (sum, mean, max, prod, std, var, ptp, average) and
 accumulations (cumsum, cumprod, diff): ``REDUCTIONS`` (conventions: ops/gradients/rules.py;
-the nan- and where- variants, medians and quantiles: gradients_statistics)."""
+the nan- and where- variants, medians and quantiles: gradients/statistics.py)."""
 from __future__ import annotations
 
 import math

@@ -19,13 +19,13 @@ caller sums it down to its input's shape. A shared helper, ``_const``, pushes an
 inputs (``eye`` or ``arange``) on the gradient's context through ``f.outputs``.
 
 The rules live by category, each module one table that ``RULES`` merges:
-``gradients_elementwise`` (ELEMENTWISE), ``gradients_reductions`` (REDUCTIONS: reductions,
-accumulations, diff), ``gradients_statistics`` (STATISTICS: the nan- and where- reductions,
-medians, quantiles), ``gradients_linalg`` (LINALG: products, einsum, ``linalg.*``),
-``gradients_eig_lstsq`` (EIG_LSTSQ: ``linalg.eig``, ``eigvals``, ``lstsq``),
-``gradients_fft`` (FFT: the ``fft.*`` transforms), ``gradients_movement`` (MOVEMENT: joins,
-moves, pad, diagonals, triangles) and ``gradients_indexing`` (INDEXING: take, writes by
-index, choose, sort, ufunc methods); ``gradients_common`` holds what they share. This module
+``elementwise`` (ELEMENTWISE), ``reductions`` (REDUCTIONS: reductions,
+accumulations, diff), ``statistics`` (STATISTICS: the nan- and where- reductions,
+medians, quantiles), ``linalg`` (LINALG: products, einsum, ``linalg.*``),
+``eig_lstsq`` (EIG_LSTSQ: ``linalg.eig``, ``eigvals``, ``lstsq``),
+``fft`` (FFT: the ``fft.*`` transforms), ``movement`` (MOVEMENT: joins,
+moves, pad, diagonals, triangles) and ``indexing`` (INDEXING: take, writes by
+index, choose, sort, ufunc methods); ``common`` holds what they share. This module
 holds the lists and the table.
 
 Every rule is checked against central differences in float64 by

@@ -16,7 +16,7 @@ State, module-wide:
 Invariant: a job's event is set once the job has run, whatever its outcome; a job records
 its own failure where its caller looks (the queue never raises, and keeps serving). Jobs
 queued in a parent that forks never run in the child: their events stay unset there, and
-callers forget them at fork (``fusion_kernels``).
+callers forget them at fork (``fusion.kernel_cache``).
 """
 from __future__ import annotations
 

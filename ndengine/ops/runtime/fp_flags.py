@@ -1,7 +1,7 @@
 """The processor's floating-point exception flags, read and written from compiled loops.
 
-Every Numba loop of ``elementwise_kernels`` and every generated fused kernel
-(``fusion_codegen``) clears the flags at its start (`fp_clear`) and returns them at its end
+Every Numba loop of ``elementwise/loops`` and every generated fused kernel
+(``fusion/codegen``) clears the flags at its start (`fp_clear`) and returns them at its end
 (`fp_flags`); a fused kernel puts back (`fp_restore`) what it read before an op NumPy never
 reports for, so that op's flags vanish; integer division by zero raises the divide flag itself
 (`fp_raise_divide`), and MIN // -1 the overflow flag (`fp_raise_overflow`), as NumPy's

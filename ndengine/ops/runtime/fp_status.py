@@ -5,15 +5,15 @@ thread that runs them: an op's run sets it (core/fp_errors.py: the state the op 
 under, 'warn'-like modes mapped to 'log' into `COLLECTOR`), and the loops here run under it,
 never under a state of their own.
 
-* NumPy's loops (``elementwise_run``) report by themselves.
-* Compiled loops (``elementwise_kernels``: each loop clears the processor's FP status flags
+* NumPy's loops (``elementwise.runs``) report by themselves.
+* Compiled loops (``elementwise/loops``: each loop clears the processor's FP status flags
   at its start and returns them at its end) return the flags raised; the caller hands set
   flags to `report` with the op's ufunc name, which reports them as NumPy's loop of that
   ufunc would under the current state: 'ignore', 'raise' (FloatingPointError), 'warn',
   'print', 'log', 'call'. Ops for which NumPy never reports (`reports_fp_errors`: max/min,
   comparisons, ...) ignore the flags: the processor raises 'invalid' for their NaN compares.
-* A generated fused kernel (``fusion_codegen``) returns the flags of all its ops:
-  ``fusion_fp`` reports each error under the first op that can raise it (`report_numpy`).
+* A generated fused kernel (``fusion.codegen``) returns the flags of all its ops:
+  ``fusion.fp_report`` reports each error under the first op that can raise it (`report_numpy`).
 * Helper threads (parallel.HelperThreads) run a caller's chunk under the caller's state
   (`current_state`, `run_under`): their messages go to the caller (`hand_over`).
 
@@ -154,12 +154,12 @@ def _report_one(state, category, text, error, raised):
 
 
 def _x86_flags():
-    # MXCSR's exception bits (what ``elementwise_kernels.fp_flags`` returns on x86)
+    # MXCSR's exception bits (what ``fp_flags.fp_flags`` returns on x86)
     return {1: 8, 4: 1, 8: 2, 16: 4}   # invalid, divide, overflow, underflow -> NumPy's
 
 
 def _libm_flags():
-    # <fenv.h> on AArch64 (``elementwise_kernels.fp_flags`` elsewhere)
+    # <fenv.h> on AArch64 (``fp_flags.fp_flags`` elsewhere)
     return {1: 8, 2: 1, 4: 2, 8: 4}
 
 

@@ -1,37 +1,29 @@
-"""Numba scalar functions and the 1-D loop kernels built around them.
+"""Numba scalar functions of the arithmetic core: one element in, one element out.
 
-Every element-wise op is a scalar function of Numba scalars; ``*_kernels(f)``
-wraps it in contiguous 1-D loops (serial and ``prange``).  The driver in
-``elementwise.py`` casts inputs to the computation dtype first, so there is
-one compiled specialisation per (op, dtype, loop variant).
+Every element-wise op is a scalar function of Numba scalars; ``loops`` wraps it in
+contiguous 1-D loops (serial and ``prange``).  The driver (``runs``) casts inputs to the
+computation dtype first, so there is one compiled specialisation per (op, dtype, loop
+variant).
 
-Scalar functions whose right answer depends on the dtype (integer division by
-zero, unsigned negation, NaN-propagating max) pick an implementation from the
-Numba type via ``@overload``, mirroring NumPy's C loops.  They live in this file
-on purpose: Numba's on-disk cache is invalidated by edits to the file that
-defines a kernel, so kernels and the functions they inline must share a file.
+Scalar functions whose right answer depends on the dtype (integer division by zero,
+unsigned negation, NaN-propagating max) pick an implementation from the Numba type via
+``@overload``, mirroring NumPy's C loops.  The generated fused kernels call these same
+functions (``fusion/codegen``), so a fused op computes what the unfused op's loop does.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
-from numba import njit, prange, types, uintp
+from numba import types
 from numba.extending import overload, register_jitable
 from numba.np.numpy_support import as_dtype
 
-# Touch this file after editing fp_flags.py: Numba's disk cache of these kernels is keyed by
-# this file only, and the flag functions are compiled into every loop.
-from ..runtime.fp_flags import fp_clear, fp_flags, fp_raise_divide, fp_raise_overflow
+from ..runtime.fp_flags import fp_raise_divide, fp_raise_overflow
 
 # error_model="numpy": integer x // 0 must give NumPy's 0 instead of raising.
-_JIT = dict(nogil=True, cache=True, error_model="numpy")
-_PARALLEL_JIT = dict(_JIT, parallel=True)
-_SCALAR_JIT = dict(error_model="numpy")
+SCALAR_JIT = dict(error_model="numpy")
 
 
-
-def _constants(numba_type, *values):
+def typed_constants(numba_type, *values):
     """Python numbers as NumPy scalars of ``numba_type``, so arithmetic stays in that type."""
     scalar_type = as_dtype(numba_type).type
     return tuple(scalar_type(v) for v in values)
@@ -51,10 +43,10 @@ def negative(x):
     raise NotImplementedError  # body is chosen by type in the overload below
 
 
-@overload(negative, jit_options=_SCALAR_JIT)
+@overload(negative, jit_options=SCALAR_JIT)
 def _negative(x):
     if isinstance(x, types.Integer):
-        (zero,) = _constants(x, 0)
+        (zero,) = typed_constants(x, 0)
         return lambda x: zero - x  # unsigned wraps like NumPy
     return lambda x: -x
 
@@ -63,7 +55,7 @@ def absolute(x):
     raise NotImplementedError
 
 
-@overload(absolute, jit_options=_SCALAR_JIT)
+@overload(absolute, jit_options=SCALAR_JIT)
 def _absolute(x):
     if isinstance(x, types.Boolean) or _is_unsigned_int(x):
         return lambda x: x
@@ -91,20 +83,20 @@ def rint(x):
     raise NotImplementedError
 
 
-overload(floor, jit_options=_SCALAR_JIT)(_integers_unchanged(lambda x: np.floor(x)))
-overload(ceil, jit_options=_SCALAR_JIT)(_integers_unchanged(lambda x: np.ceil(x)))
+overload(floor, jit_options=SCALAR_JIT)(_integers_unchanged(lambda x: np.floor(x)))
+overload(ceil, jit_options=SCALAR_JIT)(_integers_unchanged(lambda x: np.ceil(x)))
 # np.rint rounds half to even, like np.round(decimals=0).
-overload(rint, jit_options=_SCALAR_JIT)(_integers_unchanged(lambda x: np.rint(x)))
+overload(rint, jit_options=SCALAR_JIT)(_integers_unchanged(lambda x: np.rint(x)))
 
 
 def sign(x):
     raise NotImplementedError
 
 
-@overload(sign, jit_options=_SCALAR_JIT)
+@overload(sign, jit_options=SCALAR_JIT)
 def _sign(x):
     if isinstance(x, types.Float):
-        zero, one = _constants(x, 0, 1)
+        zero, one = typed_constants(x, 0, 1)
 
         def float_sign(x):
             if x > zero:
@@ -115,7 +107,7 @@ def _sign(x):
                 return zero  # +0.0 for -0.0 too, as np.sign gives
             return x  # NaN
         return float_sign
-    zero, one = _constants(x, 0, 1)
+    zero, one = typed_constants(x, 0, 1)
     if _is_unsigned_int(x):
         return lambda x: one if x > zero else zero
     return lambda x: (one if x > zero else zero) - (one if x < zero else zero)
@@ -125,7 +117,7 @@ def invert(x):
     raise NotImplementedError
 
 
-@overload(invert, jit_options=_SCALAR_JIT)
+@overload(invert, jit_options=SCALAR_JIT)
 def _invert(x):
     if isinstance(x, types.Boolean):
         return lambda x: not x  # Python's ~True is -2; NumPy's is False
@@ -138,9 +130,9 @@ def sigmoid(x):
     raise NotImplementedError
 
 
-@overload(sigmoid, jit_options=_SCALAR_JIT)
+@overload(sigmoid, jit_options=SCALAR_JIT)
 def _sigmoid(x):
-    (one,) = _constants(x, 1)
+    (one,) = typed_constants(x, 1)
     return lambda x: one / (one + np.exp(-x))
 
 
@@ -148,9 +140,9 @@ def relu(x):
     raise NotImplementedError
 
 
-@overload(relu, jit_options=_SCALAR_JIT)
+@overload(relu, jit_options=SCALAR_JIT)
 def _relu(x):
-    (zero,) = _constants(x, 0)
+    (zero,) = typed_constants(x, 0)
     return lambda x: maximum(x, zero)
 
 
@@ -163,7 +155,7 @@ def maximum(x, y):
 # NumPy's float maximum/minimum loops (scalar and SIMD alike): x if it is NaN or strictly
 # beyond y, else y. So a tie of signed zeros gives y (maximum(0.0, -0.0) is -0.0), and of two
 # NaNs, x's (its payload and sign bit).
-@overload(maximum, jit_options=_SCALAR_JIT)
+@overload(maximum, jit_options=SCALAR_JIT)
 def _maximum(x, y):
     if isinstance(x, types.Float):
         return lambda x, y: x if (x > y or np.isnan(x)) else y
@@ -174,7 +166,7 @@ def minimum(x, y):
     raise NotImplementedError
 
 
-@overload(minimum, jit_options=_SCALAR_JIT)
+@overload(minimum, jit_options=SCALAR_JIT)
 def _minimum(x, y):
     if isinstance(x, types.Float):
         return lambda x, y: x if (x < y or np.isnan(x)) else y
@@ -185,13 +177,13 @@ def floor_divide(x, y):
     raise NotImplementedError
 
 
-@overload(floor_divide, jit_options=_SCALAR_JIT)
+@overload(floor_divide, jit_options=SCALAR_JIT)
 def _floor_divide(x, y):
     if isinstance(x, types.Float):
         return lambda x, y: float_divmod(x, y)[0]
-    (zero,) = _constants(x, 0)
+    (zero,) = typed_constants(x, 0)
     if _is_signed_int(x):
-        (smallest,) = _constants(x, np.iinfo(as_dtype(x)).min)
+        (smallest,) = typed_constants(x, np.iinfo(as_dtype(x)).min)
 
         def signed_floor_divide(x, y):
             if y == zero:
@@ -216,11 +208,11 @@ def remainder(x, y):
     raise NotImplementedError
 
 
-@overload(remainder, jit_options=_SCALAR_JIT)
+@overload(remainder, jit_options=SCALAR_JIT)
 def _remainder(x, y):
     if isinstance(x, types.Float):
         return lambda x, y: float_divmod(x, y)[1]
-    (zero,) = _constants(x, 0)
+    (zero,) = typed_constants(x, 0)
     if _is_signed_int(x):
         def signed_remainder(x, y):
             if y == zero:
@@ -243,9 +235,9 @@ def float_divmod(a, b):
     raise NotImplementedError
 
 
-@overload(float_divmod, jit_options=_SCALAR_JIT)
+@overload(float_divmod, jit_options=SCALAR_JIT)
 def _float_divmod(a, b):
-    zero, one, half = _constants(a, 0, 1, 0.5)
+    zero, one, half = typed_constants(a, 0, 1, 0.5)
 
     def npy_divmod(a, b):
         # Port of NumPy's npy_divmod (npymath) so // and % match bit for bit.
@@ -273,11 +265,11 @@ def power(x, y):
     raise NotImplementedError
 
 
-@overload(power, jit_options=_SCALAR_JIT)
+@overload(power, jit_options=SCALAR_JIT)
 def _power(x, y):
     if isinstance(x, types.Float):
         return lambda x, y: x ** y
-    (one,) = _constants(x, 1)
+    (one,) = typed_constants(x, 1)
 
     def integer_power(x, y):
         # Square-and-multiply in the integer type, wrapping like NumPy's int loop.
@@ -303,8 +295,6 @@ def clip(x, low, high):
     # NumPy's clip loop: minimum(maximum(x, low), high) with maximum/minimum's rules above
     # (clip(-0.0, 0.0, 1.0) is 0.0; a NaN x, else a NaN bound, is the result)
     return minimum(maximum(x, low), high)
-
-
 
 
 # ------------------------------------------- scalars that need no type dispatch
@@ -422,161 +412,3 @@ def bitwise_or(x, y):
 @register_jitable
 def bitwise_xor(x, y):
     return x ^ y
-
-
-# ------------------------------------------------------------------ loop kernels
-
-class LoopKernels(NamedTuple):
-    """Contiguous 1-D loops for one scalar function; ``None`` where arity has none."""
-    serial: object
-    parallel: object
-    serial_array_scalar: object = None    # binary: second operand is one element
-    parallel_array_scalar: object = None
-    serial_scalar_array: object = None    # binary: first operand is one element
-    parallel_scalar_array: object = None
-
-
-# Each loop returns the FP flags its elements raised (fp_clear/fp_flags above). A parallel
-# loop runs one contiguous part per thread (the flags are per thread), each part's flags
-# kept in ``raised`` and combined at the end. A fixed count of parts, spread over Numba's
-# threads by prange (Numba's thread count is read through a pointer: uncacheable). A part's
-# index is unsigned: a signed one pays a negative-index check per element, which kept
-# LLVM from vectorising (x + 1 on 1M float64 ran 4-9x slower); slices of the arrays
-# instead would alias them, and an in-place loop then lost Numba's noalias (2x slower).
-_PARTS = 64
-
-@register_jitable
-def _part(p, parts, n):
-    step = -(-n // parts)
-    return p * step, min(n, (p + 1) * step)
-
-
-@register_jitable
-def _combined(raised):
-    flags = 0
-    for value in raised:
-        flags |= value
-    return flags
-
-
-def unary_kernels(f) -> LoopKernels:
-    @njit(**_JIT)
-    def serial(x, out):
-        fp_clear()
-        for i in range(out.size):
-            out[i] = f(x[i])
-        return fp_flags()
-
-    @njit(**_PARALLEL_JIT)
-    def parallel(x, out):
-        parts = _PARTS
-        raised = np.zeros(parts, np.int32)
-        for p in prange(parts):
-            fp_clear()
-            lo, hi = _part(p, parts, out.size)
-            for i in range(uintp(lo), uintp(hi)):
-                out[i] = f(x[i])
-            raised[p] = fp_flags()
-        return _combined(raised)
-
-    return LoopKernels(serial, parallel)
-
-
-def binary_kernels(f) -> LoopKernels:
-    @njit(**_JIT)
-    def serial(x, y, out):
-        fp_clear()
-        for i in range(out.size):
-            out[i] = f(x[i], y[i])
-        return fp_flags()
-
-    @njit(**_PARALLEL_JIT)
-    def parallel(x, y, out):
-        parts = _PARTS
-        raised = np.zeros(parts, np.int32)
-        for p in prange(parts):
-            fp_clear()
-            lo, hi = _part(p, parts, out.size)
-            for i in range(uintp(lo), uintp(hi)):
-                out[i] = f(x[i], y[i])
-            raised[p] = fp_flags()
-        return _combined(raised)
-
-    # A scalar operand is passed as a 1-element array: one type per dtype,
-    # and the loop reads it once instead of from a broadcast buffer.
-    @njit(**_JIT)
-    def serial_array_scalar(x, y, out):
-        fp_clear()
-        b = y[0]
-        for i in range(out.size):
-            out[i] = f(x[i], b)
-        return fp_flags()
-
-    @njit(**_PARALLEL_JIT)
-    def parallel_array_scalar(x, y, out):
-        b = y[0]
-        parts = _PARTS
-        raised = np.zeros(parts, np.int32)
-        for p in prange(parts):
-            fp_clear()
-            lo, hi = _part(p, parts, out.size)
-            for i in range(uintp(lo), uintp(hi)):
-                out[i] = f(x[i], b)
-            raised[p] = fp_flags()
-        return _combined(raised)
-
-    @njit(**_JIT)
-    def serial_scalar_array(x, y, out):
-        fp_clear()
-        a = x[0]
-        for i in range(out.size):
-            out[i] = f(a, y[i])
-        return fp_flags()
-
-    @njit(**_PARALLEL_JIT)
-    def parallel_scalar_array(x, y, out):
-        a = x[0]
-        parts = _PARTS
-        raised = np.zeros(parts, np.int32)
-        for p in prange(parts):
-            fp_clear()
-            lo, hi = _part(p, parts, out.size)
-            for i in range(uintp(lo), uintp(hi)):
-                out[i] = f(a, y[i])
-            raised[p] = fp_flags()
-        return _combined(raised)
-
-    return LoopKernels(serial, parallel, serial_array_scalar, parallel_array_scalar,
-                       serial_scalar_array, parallel_scalar_array)
-
-
-def ternary_kernels(f) -> LoopKernels:
-    @njit(**_JIT)
-    def serial(x, y, z, out):
-        fp_clear()
-        for i in range(out.size):
-            out[i] = f(x[i], y[i], z[i])
-        return fp_flags()
-
-    @njit(**_PARALLEL_JIT)
-    def parallel(x, y, z, out):
-        parts = _PARTS
-        raised = np.zeros(parts, np.int32)
-        for p in prange(parts):
-            fp_clear()
-            lo, hi = _part(p, parts, out.size)
-            for i in range(uintp(lo), uintp(hi)):
-                out[i] = f(x[i], y[i], z[i])
-            raised[p] = fp_flags()
-        return _combined(raised)
-
-    return LoopKernels(serial, parallel)
-
-
-@njit(**_JIT)
-def any_negative(x):
-    """Integer power guard: NumPy refuses negative integer exponents."""
-    for i in range(x.size):
-        if x[i] < 0:
-            return True
-    return False

@@ -1,0 +1,173 @@
+"""NDArray's methods that push ops: copies (``copy``, ``astype``, ``copyto``,
+``as_in_context``, ``copy.copy``/``copy.deepcopy``, pickling) and indexing (``x[key]``,
+``x[key] = v``, with keys.py's reading of the key).
+
+They call the pipeline's ``invoke``, so they are defined here, above it, and `install` sets
+them on the type (array.py, which imports nothing above it); the package's ``__init__`` runs
+it once, as the API layer sets its operators. A basic key gives a view (array.py's
+``_stand_in_view``); an advanced key, or an int for every axis, a pushed ``take_index``. A
+write by index is a pushed ``copy`` into the view, or ``assign_index`` into the array;
+while recording, autograd tapes it (tape.record_write). No state.
+"""
+import numpy as np
+
+from .. import ops
+from ..engine import Context
+from ..ops.dtypes import check_scalar_into
+from . import tape as _tape
+from .array import NDArray, new_array as _new_array
+from .keys import (drop_leading_ones as _drop_leading_ones, is_basic_key as _is_basic_key,
+                   is_element_key as _is_element_key,
+                   is_whole_element_key as _is_whole_element_key, normalize_key as _normalize_key)
+from .pipeline import (as_operand as _as_operand, copy_between as _copy_between,
+                       from_numpy as _from_numpy, invoke)
+from .tape import RECORDING as _RECORDING
+
+__all__ = ["install"]
+
+_SCALARS = (bool, int, float)
+
+
+def install():
+    """Set the methods on NDArray (once, from the package's ``__init__``)."""
+    # copy.copy and copy.deepcopy: a pushed copy with storage of its own, on the same device
+    # (as for a NumPy array)
+    NDArray.copy = NDArray.__copy__ = _copy
+    NDArray.__deepcopy__ = _deepcopy
+    NDArray.__reduce__ = _reduce
+    NDArray.astype = _astype
+    NDArray.copyto = _copyto
+    NDArray.as_in_context = _as_in_context
+    NDArray.__getitem__ = _getitem
+    NDArray.__setitem__ = _setitem
+
+
+def _copy(self):
+    return invoke(ops.get("copy"), [self])[0]
+
+
+def _deepcopy(self, memo):
+    return self.copy()
+
+
+def _reduce(self):
+    """Pickle the values (read in serial order, as asnumpy does); unpickling makes a
+    fresh array on the cpu context, with storage of its own."""
+    return _unpickle, (self.asnumpy(),)
+
+
+def _astype(self, dtype, copy=True):
+    dtype = ops.check_dtype(dtype)
+    if dtype == self.dtype and not copy:
+        return self
+    return invoke(ops.get("copy"), [self], {"dtype": dtype})[0]
+
+
+def _copyto(self, other):
+    """Copy into ``other`` (an NDArray, any context) or onto a new array on a Context."""
+    if isinstance(other, Context):
+        target = _new_array(self.shape, self.dtype, other)
+    elif isinstance(other, NDArray):
+        if other.shape != self.shape:
+            raise ValueError(f"copyto: shapes differ: {self.shape} into {other.shape}")
+        target = other
+    else:
+        raise TypeError(f"copyto takes an NDArray or a Context, got {type(other).__name__}")
+    _copy_between(self, target)
+    return target
+
+
+def _as_in_context(self, ctx):
+    return self if ctx == self.context else self.copyto(ctx)
+
+
+def _getitem(self, key):
+    key = _normalize_key(key)
+    if _is_basic_key(key) and not _is_whole_element_key(key, len(self.shape)):
+        return self._stand_in_view(key)
+    # advanced keys, and an int for every axis (NumPy's scalar): a copy, which a later
+    # ``v += 1`` changes alone, and which autograd's tape sees as no view of self
+    return invoke(ops.get("take_index"), [self], {"key": key})[0]
+
+
+def _basic_view(self, key, taped=True):
+    """The view ``x[key]`` of a basic key; an int for every axis gives the element's 0-d
+    view (what ``x[key] = v`` writes)."""
+    if _is_whole_element_key(key, len(self.shape)):
+        # NumPy's scalar would read the element; with an Ellipsis NumPy gives its 0-d
+        # view instead, with the same errors
+        key = (key if type(key) is tuple else (key,)) + (Ellipsis,)
+    return self._stand_in_view(key, taped)
+
+
+def _setitem(self, key, value):
+    key = _normalize_key(key)
+    basic = _is_basic_key(key)
+    target = _basic_view(self, key, False) if basic else None  # NumPy checks the key first
+    kind = type(value)
+    if kind is NDArray:
+        if value._chunk.ctx is not self._chunk.ctx:
+            raise ValueError(
+                f"setitem: arrays are on different contexts ({self.context} and "
+                f"{value.context}); move one with .copyto(ctx) or .as_in_context(ctx) first")
+    elif kind in _SCALARS:
+        if self.dtype.kind == "b":
+            value = bool(value)  # NumPy takes any scalar's truth, however big
+        else:
+            check_scalar_into(value, self.dtype)  # NumPy's errors: NaN into int, ...
+    if basic and isinstance(value, np.generic):
+        check_scalar_into(value, self.dtype)  # an advanced key casts NumPy scalars quietly
+    elif kind is not NDArray and kind not in _SCALARS and not isinstance(
+            value, (np.ndarray, np.generic)):
+        value = _converted_value(self, key, value, target)
+    value = _as_operand(value, self.context)
+    if basic:
+        if not isinstance(value, NDArray) and not isinstance(value, _SCALARS):
+            raise TypeError(f"cannot assign {type(value).__name__} to an NDArray")
+        if type(value) is NDArray and len(value.shape) > len(target.shape):
+            if not target.shape and _is_element_key(key):
+                # an int for every axis: NumPy sets one element, from a scalar only
+                raise ValueError("setting an array element with a sequence.")
+            value = _drop_leading_ones(value, len(target.shape))
+        if _RECORDING[0] and _tape.record_write(invoke, self, key, value):
+            return  # autograd recorded the write (as assign_index into self)
+        chunk = self._chunk
+        if (type(value) is NDArray and value._chunk is chunk and value.shape == target.shape
+                and value._offset == target._offset and value.dtype == target.dtype
+                and value.strides == target.strides):
+            return  # the very view (``u[1:-1] += v`` ends so): its bytes are already there
+        whole = (target.size * target.dtype.itemsize == chunk.nbytes
+                 and (type(value) is not NDArray or value._chunk is not chunk))
+        invoke(ops.get("copy"), [value], {"shape": target.shape, "dtype": target.dtype},
+               out=target, overwrites=(chunk.var,) if whole else ())
+    else:
+        mask = key if type(key) is np.ndarray else (
+            np.asarray(key) if isinstance(key, (bool, np.bool_)) else None)
+        if (mask is not None and mask.dtype == np.bool_ and mask.shape == self.shape
+                and isinstance(value, NDArray) and len(value.shape) > 1):
+            raise TypeError(f"NumPy boolean array indexing assignment requires a 0 or "
+                            f"1-dimensional input, input has {len(value.shape)} dimensions")
+        if _RECORDING[0] and _tape.record_write(invoke, self, key, value):
+            return  # autograd recorded the write
+        invoke(ops.get("assign_index"), [self, value], {"key": key}, out=self)
+
+
+def _converted_value(self, key, value, target):
+    """A list, tuple, string, None, ... value converted as NumPy converts it for ``x[key] =``:
+    straight into x's dtype, so -2 into uint8 is OverflowError and NaN into int ValueError
+    (not the wrapped values of an int64 array cast later)."""
+    if target is None:  # an advanced key
+        return np.asarray(value, dtype=self.dtype)
+    # NumPy's own assignment into a target of the view's shape gives its exact errors (too
+    # many dimensions, sequences into one element); zero strides: no memory is used
+    shape = target.shape
+    probe = np.lib.stride_tricks.as_strided(np.empty(1, self.dtype), shape, (0,) * len(shape))
+    if shape or not _is_element_key(key):
+        probe[...] = value
+        return np.asarray(value, dtype=self.dtype)
+    probe[()] = value  # one element: NumPy's scalar conversion (a bool takes [-2] as True)
+    return probe.copy()
+
+
+def _unpickle(values):
+    return _from_numpy(values, Context("cpu", 0))
