@@ -7,7 +7,9 @@ inside functions), so the README's account of it is checked, not stated:
 * no import cycle, not even through a function-level import: inside each layer the files
   depend on each other one way too (each package's ``__init__`` docstring lists the order);
 * no folder holds more than ``MAX_MODULES`` modules and no module more than ``MAX_LINES`` lines;
-* no binary is tracked but the documentation's pictures.
+* no binary is tracked but the documentation's pictures;
+* functions with NumPy's signatures come from one factory: ``exec`` and ``eval`` are called in
+  ``ndarray/signatures.py`` only.
 """
 import ast
 import pathlib
@@ -170,6 +172,22 @@ def test_no_binary_is_tracked_but_pictures():
                 and pathlib.Path(name).suffix not in PICTURES
                 and b"\0" in (ROOT / name).read_bytes()[:8192]]
     assert binaries == []
+
+
+def code_made_from_text(package=PACKAGE):
+    """Where the package calls ``exec`` or ``eval`` (file:line)."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in ("exec", "eval")):
+                found.append(f"{path.relative_to(package.parent)}:{node.lineno}")
+    return found
+
+
+def test_one_factory_makes_functions_from_text():
+    assert {place.rpartition(":")[0] for place in code_made_from_text()} == {
+        "ndengine/ndarray/signatures.py"}
 
 
 # ------------------------------------------------------------------ the checks themselves
