@@ -3,14 +3,17 @@ of the push applies where the op runs; its reports surface at the wait, at the p
 (at the call on the NaiveEngine), each once, only at waits on what the op computed."""
 import itertools
 import sys
+import threading
 import warnings
 
 import numpy as np
 import pytest
+from numba import njit, types
+from numba.extending import intrinsic
 
 import ndengine
 from ndengine import ndarray as nd
-from ndengine.ops.runtime import deferred_loops
+from ndengine.ops.runtime import compile_queue, deferred_loops
 
 LARGE = 262144  # a lazy (fused) window's arrays
 
@@ -215,6 +218,39 @@ def test_fused_numba_kernel_reports():
             ((a / b) * 2.0 + 1.0).asnumpy()
         counts.append(len(caught))
     assert counts == [1] * 12
+
+
+def test_a_report_surfaces_while_numba_types_a_function_on_the_compile_thread(nd_engine):
+    # Numba's type inference records warnings around each statement it types; on the compile
+    # thread, concurrently with a thread that records warnings, it swapped the process's
+    # warnings handler under that thread and the report went to Numba's list: lost (the
+    # fused window's reports, while its kernel compiles in the background)
+    typing, resume = threading.Event(), threading.Event()
+
+    @intrinsic
+    def pause_typing(typingctx):
+        typing.set()
+        resume.wait(60)
+        return types.none(), lambda context, builder, signature, args: context.get_dummy_value()
+
+    @njit
+    def typed_on_the_compile_thread():
+        pause_typing()
+
+    a, b = nd.array([1.0, 2.0]), nd.array([0.0, 1.0])
+    previous = deferred_loops.set_jit_after(1 << 30)  # the op compiles nothing: the thread waits
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            compiled = compile_queue.submit(lambda: typed_on_the_compile_thread.compile(()))
+            assert typing.wait(60)
+            (a / b).asnumpy()
+        recorded = [str(w.message) for w in caught]  # as the block ended, before typing ends
+    finally:
+        resume.set()
+        deferred_loops.set_jit_after(previous)
+    assert compiled.wait(60)
+    assert recorded == ["divide by zero encountered in divide"]
 
 
 _SPECIAL = {np.dtype(np.float64): [np.nan, np.inf, -np.inf, 0.0, -0.0, -1.0, 1e308, 2.0, -3.5],

@@ -8,10 +8,13 @@ with its thread: the compile of a dispatcher's new signature, or its load from N
 cache, both go through it, whether a caller's call triggered it or the compile thread's job.
 """
 import threading
+import warnings
 
 import numpy as np
 import pytest
-from numba import njit
+from numba import njit, types
+from numba.core.errors import NumbaWarning
+from numba.extending import intrinsic
 from numba.core.dispatcher import Dispatcher
 
 import ndengine.ops as ops
@@ -228,3 +231,22 @@ def test_a_failed_compile_raises_the_direct_calls_error_in_the_caller(compiles):
             assert str(routed.value) == str(direct.value)
     assert [thread for _, thread in compiles] == [COMPILE_THREAD] * 4
     assert not loop.signatures
+
+
+def test_a_warning_numba_raises_while_typing_on_the_compile_thread_goes_out():
+    # there Numba's type inference does not swap the process's warnings state (compile_queue):
+    # what it raises goes out as raised, under the process's filters
+    @intrinsic
+    def warn_while_typed(typingctx):
+        warnings.warn("typed on the compile thread", NumbaWarning)
+        return types.none(), lambda context, builder, signature, args: context.get_dummy_value()
+
+    @njit
+    def typed():
+        warn_while_typed()
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert compile_queue.submit(lambda: typed.compile(())).wait(60)
+    assert any(w.category is NumbaWarning and "typed on the compile thread" in str(w.message)
+               for w in caught)

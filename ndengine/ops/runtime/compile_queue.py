@@ -17,13 +17,27 @@ Invariant: a job's event is set once the job has run, whatever its outcome; a jo
 its own failure where its caller looks (the queue never raises, and keeps serving). Jobs
 queued in a parent that forks never run in the child: their events stay unset there, and
 callers forget them at fork (``fusion.kernel_cache``).
+
+The process's warnings state is left alone here. Numba's type inference wraps the typing of
+each statement in ``warnings.catch_warnings(record=True)`` (its ``WarningsFixer``), which swaps
+the process-wide filters and handler on entry and puts back on exit what it found: run here,
+concurrently with a thread that records warnings (``catch_warnings(record=True)``,
+``pytest.warns``), a warning raised in that thread (an op's FP error surfacing at a wait) went
+into Numba's list, or to a handler restored under it, and was lost; and a handler put back late
+stayed installed for the whole process. So this module replaces Numba's ``errors.WarningsFixer``
+at import with `_CompileThreadWarnings`, which swaps nothing on this thread (elsewhere it is
+Numba's): the warnings Numba raises while typing here go out as they are raised, under the
+process's filters (without Numba's deduplication and its line of the typed statement).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import sys
 import threading
+
+from numba.core import errors as _numba_errors
 
 __all__ = ["submit", "on_compile_thread"]
 
@@ -49,6 +63,20 @@ def on_compile_thread() -> bool:
     """Whether the calling thread is the compile thread (whose job must not wait for a job
     queued behind it: it runs the work itself)."""
     return threading.current_thread() is _thread
+
+
+class _CompileThreadWarnings(_numba_errors.WarningsFixer):
+    """Numba's collector of the warnings its type inference raises (one per function typed),
+    made by Numba as ``errors.WarningsFixer``: on the compile thread it leaves the process's
+    warnings state alone (module docstring); elsewhere it is Numba's own."""
+
+    def catch_warnings(self, filename=None, lineno=None):
+        if on_compile_thread():
+            return contextlib.nullcontext()
+        return super().catch_warnings(filename, lineno)
+
+
+_numba_errors.WarningsFixer = _CompileThreadWarnings
 
 
 def _run_jobs():
