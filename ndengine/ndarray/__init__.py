@@ -5,7 +5,8 @@ Its modules import one way, each only those before it (and ``core``, ``ops``, ``
 - ``arguments``: reading arguments as NumPy does (``out=``, contexts, operands) and pushing
   an op on them; ``signatures``: the one factory of functions with a given parameter list
   (NumPy's, or the Array API standard's); ``creation``, ``namespace`` (dtypes, constants),
-  ``dask_chunks``: nothing else of the package;
+  ``after_import`` (registrations made once a library is imported): nothing else of the
+  package; ``dask_chunks``, ``einops_backend`` (on ``after_import``);
 - ``operators``: NDArray's Python operators and the module functions of registered ops;
   ``io`` and ``random`` (on ``creation``);
 - ``ufuncs`` (NumPy's ufuncs on NDArrays, through ``operators``' functions), ``interop``
@@ -62,7 +63,8 @@ _ALIASES = {"amax": "max", "amin": "min", "around": "round", "concat": "concaten
 globals().update({alias: globals()[name] for alias, name in _ALIASES.items()})
 __all__ += list(_ALIASES)
 
-# dask.array chunks of NDArrays: registered now if dask.array is imported, else right after
-# its import (last here: registering reads this package's functions)
-from . import dask_chunks as _dask_chunks  # noqa: E402
+# dask.array chunks of NDArrays and einops' backend: registered now if dask.array (einops) is
+# imported, else right after its import (last here: registering reads this package's functions)
+from . import dask_chunks as _dask_chunks, einops_backend as _einops_backend  # noqa: E402
 _dask_chunks.install()
+_einops_backend.install()

@@ -19,19 +19,17 @@ looks up by the chunk's type is registered by ``register()``:
 When it runs: dask does not know ndengine (it registers CuPy itself, lazily), and importing
 dask.array costs a third of a second, so ndengine never imports it. ``install()``, called when
 ndengine is imported, registers at once if dask.array is already imported, and otherwise
-leaves a one-shot import hook that registers right after dask.array's first import. Either
-import order works, in the user's process and in every dask worker process (a worker imports
-ndengine when it unpickles the first NDArray or ndengine function). ``register()`` may also be
+right after dask.array's first import (``after_import.when_imported``). Either import order
+works, in the user's process and in every dask worker process (a worker imports ndengine when
+it unpickles the first NDArray or ndengine function). ``register()`` may also be
 called directly; it is idempotent.
 """
-import importlib.abc
-import importlib.util
 import sys
-import warnings
 
 import numpy as np
 
 from ..core import NDArray
+from .after_import import when_imported
 
 __all__ = ["register", "install"]  # and NDengineBackend, made on first use
 
@@ -172,64 +170,8 @@ def __getattr__(name):
 
 
 # ---------------------------------------------------------------- when to register
-class _AfterDaskArray(importlib.abc.MetaPathFinder):
-    """A one-shot import hook: registers right after ``dask.array`` is first imported."""
-
-    def find_spec(self, fullname, path, target=None):
-        if fullname != "dask.array":
-            return None
-        _remove_hook()  # before finding the real spec: no recursion, and one shot
-        spec = importlib.util.find_spec(fullname)
-        if spec is not None and spec.loader is not None:
-            spec.loader = _RegisteringLoader(spec.loader)
-        return spec
-
-
-class _RegisteringLoader(importlib.abc.Loader):
-    """dask.array's own loader, which then registers and puts itself back in place."""
-
-    def __init__(self, loader):
-        self.loader = loader
-
-    def create_module(self, spec):
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module):
-        module.__loader__ = module.__spec__.loader = self.loader  # dask.array's own again
-        try:
-            self.loader.exec_module(module)
-        except BaseException:
-            sys.meta_path.insert(0, _hook)  # the import failed: wait for a later one
-            raise
-        _register_or_warn()
-
-    def __getattr__(self, name):
-        return getattr(self.loader, name)
-
-
-_hook = _AfterDaskArray()
-
-
-def _remove_hook():
-    try:
-        sys.meta_path.remove(_hook)
-    except ValueError:
-        pass
-
-
-def _register_or_warn():
-    try:
-        register()
-    except Exception as exc:  # never break dask's import nor ndengine's: say why instead
-        warnings.warn(f"ndengine could not register NDArray with dask.array ({exc!r}); "
-                      f"call ndengine.ndarray.dask_chunks.register() to see the error",
-                      RuntimeWarning, stacklevel=3)
-
-
 def install():
     """Register now if dask.array is imported, else once it is (see the module docstring).
     Called last in ndengine/ndarray/__init__.py: registering reads its functions."""
-    if "dask.array" in sys.modules:
-        _register_or_warn()
-    elif not _registered[0] and _hook not in sys.meta_path:
-        sys.meta_path.insert(0, _hook)
+    if not _registered[0]:
+        when_imported("dask.array", register)
