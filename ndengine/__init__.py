@@ -1,8 +1,13 @@
 """ndengine: NumPy-style arrays whose operations run asynchronously, in parallel, on an
 MXNet-style dependency engine. Write serial NumPy code; it returns at once and runs on the
 engine; ask for a value (``x.asnumpy()``, ``print(x)``, ``waitall()``) and it waits."""
-from . import engine, ndarray, ops, profiler
+import logging as _logging
+# a library adds only a NullHandler: the application decides what its logs show and where
+# (loggers below "ndengine": compile, fallback, kv, pool)
+_logging.getLogger(__name__).addHandler(_logging.NullHandler())
+from . import engine, ndarray, ops, profiler  # noqa: E402
 from .engine import Cancelled, Context, cancel, cpu, current_context, gpu
+from .core.settings import get_settings, settings
 from .ndarray import *  # noqa: F401,F403 - the array API is the package's API
 from .ndarray import __all__ as _array_names
 from .ndarray import random, storage  # noqa: F401
@@ -13,7 +18,7 @@ from .ops import register as register_op  # noqa: F401
 
 __version__ = "0.1.0"
 __all__ = ["engine", "ops", "profiler", "Context", "cpu", "gpu", "current_context", "register_op",
-           "cancel", "Cancelled", "ndarray",
+           "cancel", "Cancelled", "ndarray", "settings", "get_settings",
            *_array_names]
 
 
@@ -35,4 +40,10 @@ from . import array_api  # noqa: E402,F401 - the standard's namespace; sets NDAr
 from . import autograd  # noqa: E402,F401 - record/backward; sets NDArray.attach_grad & co.
 from . import kv  # noqa: E402,F401 - MXNet's KVStore (nd.kv.create)
 from_dlpack = array_api.from_dlpack  # NumPy's name too: zero copy where the memory allows
+# the standard's inspection API (devices, dtypes, defaults) answers for the main namespace too
+__array_namespace_info__ = array_api.__array_namespace_info__
 __all__.append("from_dlpack")
+from .runtime_info import show_runtime  # noqa: E402 - what a bug report needs
+from .ops.runtime.compile_log import CompileTimeNotice  # noqa: E402 - silence it by category
+from .ops.runtime.disk_cache import CacheUnavailableWarning  # noqa: E402 - likewise
+__all__ += ["show_runtime", "CompileTimeNotice", "CacheUnavailableWarning"]

@@ -14,6 +14,7 @@ Modules, lowest first; each imports only modules above it in this list (no impor
     array_methods  NDArray's methods that push ops (copies, indexing), set on the type here
     backward       the backward pass over the tape
     comm, sharing  transfers across contexts; memory shared with other libraries
+    settings       run-time settings: fusion on or off, the bulk size (``ndengine.settings``)
 A lower module reaches a higher one only through an object handed to it at call time: a
 chunk's segment window (``window.flush()``), the ``invoke`` that tape.py is passed.
 """

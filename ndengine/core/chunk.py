@@ -26,12 +26,13 @@ import os
 import threading
 
 from .. import engine as _engine_mod
+from ..engine.config import env_int
 from . import storage
 
 __all__ = ["Chunk", "SmallChunk", "SMALL_BYTES", "flush_window_of"]
 
 # Arrays up to this size: NumPy's memory (SmallChunk), and run in the pushing thread when ready.
-SMALL_BYTES = int(os.environ.get("NDENGINE_INLINE_MAX_BYTES", 1 << 16))
+SMALL_BYTES = env_int("NDENGINE_INLINE_MAX_BYTES", 1 << 16, minimum=0)
 
 
 class Chunk:

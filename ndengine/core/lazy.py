@@ -57,13 +57,13 @@ Invariant: a node's refs name only leaves and earlier nodes, and every chunk its
 marked with the window, before the node is appended; ``written`` changes only after the append.
 """
 import math
-import os
 import sys
 
 import numpy as np
 
 from .. import engine as _engine_mod
 from ..engine import FnProperty
+from ..engine.config import env_bool, env_int
 from ..ops.fusion.program import FUSIBLE_OPS, TAIL_REDUCTIONS
 from . import fp_errors as _fp
 from .array import NDArray, array_on as _array_on
@@ -73,14 +73,16 @@ from .segment import (WindowBase, flush_full, flush_locked, flush_touching,
                       open_window_locked, thread_segment)
 
 __all__ = ["ENABLED", "MAX_OPS", "WORK_ELEMENTS", "LazyWindow", "record", "fusible",
-           "program_stats"]
+           "program_stats", "set_enabled"]
 
-ENABLED = os.environ.get("NDENGINE_FUSION", "1") != "0"
-MAX_OPS = int(os.environ.get("NDENGINE_FUSION_MAX_OPS", 64))
-INLINE_ELEMENTS = int(os.environ.get("NDENGINE_FUSION_INLINE_ELEMENTS", 1 << 18))
+# Whether ops are recorded at all: NDENGINE_FUSION at import, then `set_enabled` (the
+# process-wide ``ndengine.settings(fusion=...)``); read per op where invoke decides
+ENABLED = env_bool("NDENGINE_FUSION", True)
+MAX_OPS = env_int("NDENGINE_FUSION_MAX_OPS", 64, minimum=1)
+INLINE_ELEMENTS = env_int("NDENGINE_FUSION_INLINE_ELEMENTS", 1 << 18, minimum=0)
 # Smaller CPU arrays are not recorded: in cache a fused call costs more than it saves, and
 # recording costs more than pushing each op alone, which runs inline when ready (invoke)
-FUSE_MIN_ELEMENTS = int(os.environ.get("NDENGINE_FUSION_MIN_ELEMENTS", 1 << 18))
+FUSE_MIN_ELEMENTS = env_int("NDENGINE_FUSION_MIN_ELEMENTS", 1 << 18, minimum=0)
 # Back-pressure's unit is about one tiny op (~5 us); an element-wise pass over this many
 # float64s costs about as much, so a member op weighs 1 plus 1 per this many elements
 WORK_ELEMENTS = 1 << 13
@@ -93,6 +95,14 @@ _WEAK = (bool, int, float)
 _STATIC = {"copy": frozenset(("dtype",)), "round": frozenset(("decimals", "dtype")),
            "clip": frozenset(("a_min", "a_max", "dtype"))}
 _UFUNC_STATIC = frozenset(("dtype",))
+
+
+def set_enabled(enabled):
+    """Turn fusion on or off for every thread (``enabled``: a bool); returns the previous
+    value. A window already open is pushed as it is at its next flush."""
+    global ENABLED
+    previous, ENABLED = ENABLED, enabled
+    return previous
 
 
 def fusible(op, params):

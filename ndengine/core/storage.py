@@ -61,6 +61,7 @@ import threading
 
 import numpy as np
 
+from ..engine.config import env_float
 from . import gpu as _gpu
 
 __all__ = ["alloc", "free", "stats", "release_all", "bucket_size", "host_memory_bytes",
@@ -85,15 +86,9 @@ _LIMIT_VARIABLE = "NDENGINE_POOL_LIMIT_MB"
 def default_limit(environ=os.environ):
     """The pooled-bytes limit per device: ``NDENGINE_POOL_LIMIT_MB`` MiB when set, else an
     eighth of the machine's memory, at most 2 GiB (see the module docstring for why)."""
-    text = environ.get(_LIMIT_VARIABLE, "").strip()
-    if text:
-        try:
-            mib = float(text)
-        except ValueError:
-            mib = -1.0
-        if not 0 <= mib < float("inf"):  # also rejects nan
-            raise ValueError(f"{_LIMIT_VARIABLE} must be a number of MiB >= 0 (0 pools "
-                             f"nothing), got {text!r}")
+    mib = env_float(_LIMIT_VARIABLE, minimum=0, what="a number of MiB >= 0 (0 pools nothing)",
+                    environ=environ)
+    if mib is not None:
         return int(mib * (1 << 20))
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")

@@ -80,7 +80,7 @@ Modules, in import order (each imports only those before it; no cycles):
                     a block; the pending counters, back-pressure limits, sleepers, run hook.
     oncomplete.py   the on_complete of async ops.
     running.py      `Runner`: running a block (a worker's, or a pushing thread's).
-    bulk.py         `Bulk`: the bulk size and the per-part failure rule of a bulk.
+    bulking.py      `Bulk`: the bulk size and the per-part failure rule of a bulk.
     deletions.py    `Deletions`: delete_variable and the deferred deletions.
     waits.py        `Waits`: wait_for_var, read_and_wait, wait_for_all, back-pressure waits.
     lifecycle.py    `Lifecycle`: cancel, shutdown, the fork wait; the forked child's vars.
@@ -88,6 +88,13 @@ Modules, in import order (each imports only those before it; no cycles):
                     state, documented field by field in its module).
     threaded.py     the pooled and per-device placements and their workers.
     naive.py        the run-in-the-pushing-thread placement.
+    settings.py     `SettingsBlock`: run-time settings set now and restored by a with block
+                    (``bulk`` below, ``ndengine.settings``).
+
+Bulking at run time (MXNet's ``engine.bulk`` and ``engine.set_bulk_size``): ``with
+engine.bulk(16): ...`` gathers up to 16 tiny ops per push inside the block, and restores the
+previous size at its exit; ``bulk(1)`` pushes every op alone. Process-wide, for the
+process-wide engine (settings.py says why); the NaiveEngine keeps 1.
 """
 import atexit
 import os
@@ -98,18 +105,20 @@ import weakref
 
 from .context import (Context, FnProperty, RunContext, cpu, current_context, gpu,
                       set_default_context)
-from .config import MAX_WORKERS, env_int
+from .config import MAX_WORKERS, env_choice, env_int
 from .errors import Cancelled, ForkedWhilePending, caller_origin
 from .core import default_stream_factory
 from .lifecycle import fail_forked_vars, unraised_report
 from .naive import NaiveEngine
 from .recording import OpRecord, Recorder
+from .settings import SettingsBlock
 from .threaded import ThreadedEngine, ThreadedEnginePerDevice, ThreadedEnginePooled
 
 __all__ = ["create", "get", "set_engine", "cancel", "Context", "cpu", "gpu",
            "current_context", "set_default_context", "RunContext", "FnProperty", "OpRecord", "Recorder", "NaiveEngine",
            "ThreadedEnginePooled", "ThreadedEnginePerDevice", "KINDS", "default_stream_factory",
-           "Cancelled", "ForkedWhilePending", "caller_origin", "MAX_WORKERS", "hold_across_fork"]
+           "Cancelled", "ForkedWhilePending", "caller_origin", "MAX_WORKERS", "hold_across_fork",
+           "bulk", "set_bulk_size"]
 
 KINDS = {
     "NaiveEngine": NaiveEngine,
@@ -162,10 +171,7 @@ def _first_engine():
 
 
 def _from_environment():
-    kind = os.environ.get("NDENGINE_ENGINE_TYPE", "").strip() or "ThreadedEnginePerDevice"
-    if kind not in KINDS:
-        raise ValueError(f"environment variable NDENGINE_ENGINE_TYPE must be one of "
-                         f"{sorted(KINDS)}, got {kind!r}")
+    kind = env_choice("NDENGINE_ENGINE_TYPE", KINDS, "ThreadedEnginePerDevice")
     options = {}
     for name, option in (("NDENGINE_CPU_WORKER_NTHREADS", "num_cpu_workers"),
                          ("NDENGINE_GPU_WORKER_NTHREADS", "num_gpu_workers")):
@@ -186,6 +192,21 @@ def cancel():
     Their outputs fail with `Cancelled` at the next wait; the engine keeps working."""
     engine = _global
     return engine.cancel_pending() if engine is not None else 0
+
+
+def bulk(size):
+    """MXNet's ``engine.bulk``: ``with engine.bulk(size): ...`` makes the process-wide engine
+    gather up to ``size`` tiny ops per push (an integer >= 1; 1 pushes each op alone, which
+    also turns fusion off) and restores its previous bulk size at the block's exit. Applied
+    at the call, so ``bulk(size)`` alone is a plain setter too. The NaiveEngine keeps 1."""
+    engine = get()
+    return SettingsBlock([(("bulk_size", engine), engine.set_bulk_size, size)])
+
+
+def set_bulk_size(size):
+    """MXNet's ``engine.set_bulk_size``: set the process-wide engine's bulk size (see
+    `bulk`); returns the previous one."""
+    return get().set_bulk_size(size)
 
 
 def set_engine(engine):

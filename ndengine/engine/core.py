@@ -28,7 +28,7 @@ documented field by field in its module:
                  their push without a block; the pending counters, back-pressure limits,
                  sleepers and the run hook.
     _runner      `Runner` (running.py): running a block.
-    _bulk        `Bulk` (bulk.py): the bulk size and the per-part failure rule.
+    _bulk        `Bulk` (bulking.py): the bulk size and the per-part failure rule.
     _deletions   `Deletions` (deletions.py): deleting vars, and the deferred deletions.
     _waits       `Waits` (waits.py): wait_for_var, read_and_wait, wait_for_all, wait_for_room.
     _lifecycle   `Lifecycle` (lifecycle.py): cancel, shutdown, the fork wait.
@@ -46,7 +46,7 @@ import itertools
 import os
 import threading
 
-from .bulk import Bulk
+from .bulking import Bulk
 from .config import env_int, worker_count
 from .context import FnProperty
 from .deletions import Deletions
@@ -275,15 +275,15 @@ class EngineCore:
         return self._bulk.set_size(size)
 
     def any_failed(self, vars):
-        """True when one of ``vars`` holds the error of a failed op (bulk.py)."""
+        """True when one of ``vars`` holds the error of a failed op (bulking.py)."""
         return self._bulk.any_failed(vars)
 
     def inherit_failure(self, reads, writes):
-        """From inside a TOLERANT op: True when one of its parts must not run (bulk.py)."""
+        """From inside a TOLERANT op: True when one of its parts must not run (bulking.py)."""
         return self._bulk.inherit_failure(reads, writes)
 
     def fail_part(self, writes, exc, name, origin):
-        """From inside a TOLERANT op: one of its parts raised ``exc`` (bulk.py)."""
+        """From inside a TOLERANT op: one of its parts raised ``exc`` (bulking.py)."""
         self._bulk.fail_part(writes, exc, name, origin)
 
     # ---------------------------------------------------------------- lifecycle

@@ -31,8 +31,9 @@ Invariant: every GPU op that touched a var since its last write is covered by ``
 one of ``readers``, so the next op on any stream is ordered after all of them.
 """
 import itertools
-import os
 import threading
+
+from .config import env_int
 
 __all__ = ["DeviceSync", "FakeStream", "FakeEvent", "use_fake_gpus", "fake_gpu_count",
            "is_fake", "check", "stream_factory", "current_stream", "order_on", "record_on",
@@ -40,18 +41,8 @@ __all__ = ["DeviceSync", "FakeStream", "FakeEvent", "use_fake_gpus", "fake_gpu_c
            "checked_stream_factory"]
 
 _VARIABLE = "NDENGINE_FAKE_GPUS"
-
-
-def _count_from_environment():
-    text = os.environ.get(_VARIABLE, "").strip()
-    if not text:
-        return 0
-    if not text.isdigit():
-        raise ValueError(f"{_VARIABLE} must be a number of fake GPUs >= 0, got {text!r}")
-    return int(text)
-
-
-_fake_gpus = [_count_from_environment()]  # at import: a bad value fails here
+# read at import: a bad value fails here
+_fake_gpus = [env_int(_VARIABLE, 0, minimum=0, what="a number of fake GPUs >= 0")]
 _checked = set()  # contexts found usable (a real GPU is asked once per context)
 
 

@@ -12,7 +12,7 @@
 * `caller_origin`: where the first frame outside the ndengine package is, for a push's
   ``origin=``: its code object and instruction offset, made (filename, line) only when an error
   is described (a frame's line number costs more than the rest of the walk); with
-  NDENGINE_FULL_STACKS=1, the whole formatted stack instead. Pass the function itself
+  NDENGINE_FULL_STACKS=1 (or true/yes/on), the whole formatted stack instead. Pass the function itself
   (``origin=caller_origin``): the engine calls it only when it must, in the pushing thread: at
   the push of an op that is queued, at the failure of one run at once (the tiny-op path and the
   NaiveEngine), so a tiny op that succeeds pays nothing.
@@ -25,6 +25,8 @@ import os
 import sys
 import traceback
 from types import CodeType
+
+from .config import env_bool
 
 __all__ = ["Cancelled", "ForkedWhilePending", "interrupted", "record_failure", "caller_origin",
            "describe_origin", "resolve_origin", "running_origin", "origin_location",
@@ -165,7 +167,7 @@ def _full_stack(frame):
 
 
 _IN_PACKAGE = {}  # filename -> whether it is one of the package's (a lookup costs less)
-_FULL_STACKS = os.environ.get("NDENGINE_FULL_STACKS", "") not in ("", "0")
+_FULL_STACKS = env_bool("NDENGINE_FULL_STACKS", False)
 
 
 def caller_origin(inside=0):

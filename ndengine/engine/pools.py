@@ -29,12 +29,15 @@ streams its ops run with.
 Invariant: ``inline_run_ctxs`` has a ctx exactly when ``by_ctx`` has it. The dicts and lists are
 emptied in place after a fork, never replaced: the executor keeps them for its hot path.
 """
+import logging
 import queue as _queue
 
 from .context import FnProperty, RunContext
 from .devices import check_stream
 
 __all__ = ["Pools", "WorkerPool", "Worker"]
+
+_log = logging.getLogger("ndengine.pool")
 
 
 class Worker:
@@ -92,6 +95,7 @@ class Pools:
     def started(self, pool):
         """Register a pool whose workers were just started."""
         self.all.append(pool)
+        _log.debug("started worker pool %s: %d threads", pool.name, len(pool.workers))
 
     def in_use(self):
         """(ctx, prop, pool) for every pool chosen so far."""

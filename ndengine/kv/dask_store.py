@@ -34,7 +34,6 @@ DaskStore state (beyond base.py's)
 """
 import asyncio
 import concurrent.futures
-import os
 import threading
 import uuid
 
@@ -45,26 +44,17 @@ from distributed.protocol.serialize import ToPickle
 
 from ..core import Link, push_transfer
 from ..engine import cpu
+from ..engine.config import env_float, env_int, env_text
 from ..ndarray import empty, waitall
 from . import server as _server
 from .base import KVStore, KVStoreError, KVStoreTimeout, WorkerLost
+from .progress import with_progress
 
 __all__ = ["DaskStore", "launch"]
 
 DEFAULT_TIMEOUT = 120.0
 GRACE = 10.0  # beyond the server's own timeout, for the RPC itself (a scheduler gone silent)
 _launched = threading.local()  # .context: (rank, num_workers, name, stores) inside a launch
-
-
-def _env(name, convert):
-    text = os.environ.get(name, "").strip()
-    if not text:
-        return None
-    try:
-        return convert(text)
-    except ValueError:
-        raise ValueError(f"environment variable {name} must be a {convert.__name__}, got "
-                         f"{text!r}") from None
 
 
 def _in_worker():
@@ -79,7 +69,7 @@ def _resolve_client(client, worker):
         return client, False
     if worker is not None:
         return distributed.get_client(), False
-    address = _env("NDENGINE_KV_SCHEDULER", str)
+    address = env_text("NDENGINE_KV_SCHEDULER")
     if address:
         return distributed.Client(address, set_as_default=False, timeout="30s"), True
     try:
@@ -102,8 +92,8 @@ class DaskStore(KVStore):
         if rank is None and launched is not None:
             rank, num_workers = launched[0], launched[1]
         if rank is None:
-            rank, num_workers = _env("NDENGINE_KV_RANK", int), _env("NDENGINE_KV_NUM_WORKERS",
-                                                                     int)
+            rank = env_int("NDENGINE_KV_RANK", minimum=0)
+            num_workers = env_int("NDENGINE_KV_NUM_WORKERS", minimum=1)
             if (rank is None) != (num_workers is None):
                 raise ValueError("set both NDENGINE_KV_RANK and NDENGINE_KV_NUM_WORKERS")
         if rank is None and worker is not None:
@@ -117,8 +107,8 @@ class DaskStore(KVStore):
                              f", num_workers={num_workers!r}")
         self._rank, self._num_workers = rank, num_workers
         self._name = str(name or (launched[2] if launched else None)
-                         or _env("NDENGINE_KV_NAME", str) or "default")
-        timeout = timeout if timeout is not None else _env("NDENGINE_KV_TIMEOUT", float)
+                         or env_text("NDENGINE_KV_NAME") or "default")
+        timeout = timeout if timeout is not None else env_float("NDENGINE_KV_TIMEOUT", minimum=0)
         self._timeout = float(timeout if timeout is not None else DEFAULT_TIMEOUT)
         if self._timeout <= 0:
             raise ValueError(f"timeout must be > 0 seconds, got {self._timeout!r}")
@@ -148,10 +138,19 @@ class DaskStore(KVStore):
 
     # ------------------------------------------------------------ RPC
     def _remote(self, method, **kwargs):
-        """The RPC ``ndkv_<method>`` started on the client's loop: a concurrent Future."""
+        """The RPC ``ndkv_<method>`` started on the client's loop: a concurrent Future. A long
+        wait for its answer logs progress on ``ndengine.kv`` (progress.py)."""
         call = getattr(self._rpc, f"ndkv_{method}")(name=self._name, rank=self._rank, **kwargs)
+        what = f"ndengine.kv store {self._name!r} rank {self._rank}: {method}"
+        if "key" in kwargs:
+            what += f" of key {kwargs['key']!r}"
+        if "round" in kwargs:
+            what += f" (round {kwargs['round']})"
+        if "count" in kwargs:
+            what += f" {kwargs['count']} (waits for every rank)"
+        what += f", timeout {self._timeout:g} s"
         return asyncio.run_coroutine_threadsafe(
-            asyncio.wait_for(call, self._timeout + GRACE), self._loop)
+            with_progress(call, what, self._timeout + GRACE), self._loop)
 
     def _outcome(self, future, what):
         """(reply, None) or (None, exception) for a finished RPC future."""

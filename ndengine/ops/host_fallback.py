@@ -10,6 +10,7 @@ kernel only (``host_planner``), the gpu kernels for the calls CuPy cannot run
 """
 from __future__ import annotations
 
+import logging
 import sys
 
 import numpy as np
@@ -20,6 +21,7 @@ from .plans import OpReq
 __all__ = ["inputs_module", "module_of", "to_host", "host_run", "host_planner"]
 
 _NULL = OpReq.NULL
+_fallback_log = logging.getLogger("ndengine.fallback")
 
 
 def inputs_module(values):
@@ -68,6 +70,8 @@ def host_run(xp, cpu_run, inputs, outputs, req, params):
 def host_planner(op, inputs, params, cpu_plan):
     """The planner of the calls ``HOST_FALLBACK`` names: the CPU plan's run, on the host."""
     cpu_run = cpu_plan.run
+    _fallback_log.info("%s runs on the host, not the device (copies in and out): no device "
+                       "kernel for these arguments", getattr(op, "name", op))
 
     def run(inputs, outputs, req, params):
         host_run(module_of(inputs, outputs), cpu_run, inputs, outputs, req, params)

@@ -25,8 +25,17 @@ then the params' key (``param_key``) and the write target's key (``target_key``:
 fresh C-contiguous outputs written with WRITE_TO / WRITE_INPLACE).  Callers with array types
 of their own (the NDArray layer) build the same tuple from their own attributes.  A key
 that cannot be hashed (an index array in the params) gets a plan built the same way but not
-kept.  The memo is a plain dict, bounded (cleared when full); CPython's dict get and set are
-atomic, so the hit path takes no lock (two threads missing at once both build equal plans).
+kept.
+
+The memo (``PlanMemo``, one per operator and device) keeps at most ``PLAN_MEMO_LIMIT`` plans
+in two plain dicts, ``recent`` and ``older``, of at most half the limit each: every plan is
+stored in ``recent``; a full ``recent`` becomes ``older`` (the previous ``older`` is
+dropped); a plan found in ``older`` is stored in ``recent`` again.  So a program that meets
+ever new shapes keeps a bounded memo, and the signatures it keeps calling stay planned
+through the turnover, as in an LRU, while a hit stays one dict lookup, with no bookkeeping
+(the NDArray layer reads ``recent`` directly).  CPython's dict get and set are atomic, so
+no path takes a lock: two threads missing at once both build equal plans, and a turnover
+racing another store at worst drops a plan, rebuilt at its next call.
 """
 from __future__ import annotations
 
@@ -36,8 +45,8 @@ import numpy as np
 
 from .dtypes import SUPPORTED_DTYPES, is_array_spec
 
-__all__ = ["OpReq", "Plan", "PLAN_MEMO_LIMIT", "signature", "param_key", "target_key", "input_key",
-           "is_c_contiguous", "numpy_aliases", "SCALAR_TYPES", "NUMPY_SCALAR_TYPES"]
+__all__ = ["OpReq", "Plan", "PlanMemo", "PLAN_MEMO_LIMIT", "signature", "param_key", "target_key",
+           "input_key", "is_c_contiguous", "numpy_aliases", "SCALAR_TYPES", "NUMPY_SCALAR_TYPES"]
 
 
 
@@ -49,7 +58,7 @@ class OpReq(enum.Enum):
     ADD_TO = 3         # out += result
 
 
-PLAN_MEMO_LIMIT = 4096  # plans kept per operator and device; the memo is cleared when full
+PLAN_MEMO_LIMIT = 4096  # plans kept per operator and device (``PlanMemo``)
 
 SCALAR_TYPES = frozenset((bool, int, float, complex))
 # NumPy scalars of the supported dtypes: strong 0-d operands, keyed by their type
@@ -79,6 +88,37 @@ class Plan:
 
     def __repr__(self):
         return f"<Plan outputs={list(self.outputs)} check={self.check is not None}>"
+
+
+class PlanMemo:
+    """The plans of one operator on one device, at most ``PLAN_MEMO_LIMIT`` (see the module
+    docstring): ``recent`` is looked up first, ``older`` on a miss there."""
+
+    __slots__ = ("recent", "older")
+
+    def __init__(self):
+        self.recent = {}
+        self.older = {}
+
+    def __len__(self):
+        """The number of distinct signatures planned."""
+        return len(self.recent.keys() | self.older.keys())
+
+    def find(self, key):
+        """The plan of ``key``, or None; one found in ``older`` is kept in ``recent`` again."""
+        plan = self.recent.get(key)
+        if plan is None:
+            plan = self.older.get(key)
+            if plan is not None:
+                self.keep(key, plan)
+        return plan
+
+    def keep(self, key, plan) -> None:
+        recent = self.recent
+        if len(recent) >= PLAN_MEMO_LIMIT // 2:  # turnover: recent becomes older
+            self.older, self.recent = recent, {}
+            recent = self.recent
+        recent[key] = plan
 
 
 def input_key(value, scalars_by_type: bool) -> tuple:

@@ -10,7 +10,7 @@ from typing import Callable
 import numpy as np
 
 from .dtypes import EXTENDED_DTYPES, check_dtype, is_array_spec, is_python_scalar, result_type
-from .plans import PLAN_MEMO_LIMIT, OpReq, Plan, numpy_aliases, signature
+from .plans import OpReq, Plan, PlanMemo, numpy_aliases, signature
 from .shapes import broadcast_shapes, shape_of
 
 KINDS = ("unary", "binary", "reduce", "creation", "random", "other")
@@ -63,8 +63,9 @@ class Operator:
         self.value_params = frozenset(value_params)
         self.unkeyed_params = frozenset(unkeyed_params)
         self.extended_dtypes = extended_dtypes
-        self.plans: dict = {}  # cpu: signature -> Plan (read directly by the NDArray layer)
-        self._device_plans: dict = {}
+        # memos: device -> PlanMemo; plans: the cpu memo's ``recent`` dict, which the NDArray
+        # layer reads directly
+        self._forget_plans()
         self._device_planners: dict = {}  # device -> planner of the tables' kernel
         self._device_kernels: dict = {}   # device -> the kernel standing for that planner
         if planner is not None:
@@ -89,18 +90,22 @@ class Operator:
         signature, when the caller computed it."""
         if params is None:
             params = {}
-        memo = self.plans if device == "cpu" else self._device_plans.setdefault(device, {})
+        memo = self.memos.get(device)
+        if memo is None:
+            memo = self.memos.setdefault(device, PlanMemo())
         try:
             if key is None:
                 key = signature(self, inputs, params, target, aliases, req)
-            found = memo.get(key)
+            found = memo.recent.get(key)
         except TypeError:  # an unhashable param or input: a plan for this call only
             return self.build_plan(inputs, params, target, aliases, req, device)
         if found is None:
-            found = self.build_plan(inputs, params, target, aliases, req, device)
-            if len(memo) >= PLAN_MEMO_LIMIT:
-                memo.clear()
-            memo[key] = found
+            found = memo.find(key)
+            if found is None:
+                found = self.build_plan(inputs, params, target, aliases, req, device)
+                memo.keep(key, found)
+            if device == "cpu":
+                self.plans = memo.recent  # a new dict after a turnover
         return found
 
     def build_plan(self, inputs, params=None, target=None, aliases=None, req=None,
@@ -140,8 +145,8 @@ class Operator:
         return plan
 
     def _forget_plans(self):
-        self.plans = {}
-        self._device_plans = {}
+        self.memos = {"cpu": PlanMemo()}
+        self.plans = self.memos["cpu"].recent
 
     def _make_planned_kernel(self):
         def kernel(inputs, outputs, req, **params):

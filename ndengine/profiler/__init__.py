@@ -17,8 +17,17 @@ called then, and only then. Pause and stop remove the hook; with the profiler of
 takes no stamps and calls nothing.
 The module functions drive one default `Profiler`; make another for a second engine.
 ``stop()`` first waits for the work pushed so far: ops run asynchronously, so work pushed just
-before stop() would otherwise run after it, unrecorded. Every lock of a profiler is re-created
-in a forked child (a thread of the parent may have held it at the fork).
+before stop() would otherwise run after it, unrecorded.
+Ops written are not always pushed yet: small ops gather in their thread's bulking window
+(core/segment.py) and element-wise ops on large arrays in its fusion window (core/lazy.py), and
+reach the engine only when the window is flushed. So every switch (start, stop, pause, resume,
+a scope's enter and exit) first pushes every thread's open window, as ``waitall()`` does: the
+ops written before a switch are pushed before it, and a window never holds ops from both sides
+of it (a stop would otherwise miss the ops still in a window, and a start would merge the ops
+written before it with those written after it into one recorded op). Reading the records
+(records, dumps, dump, timeline) pushes nothing: it reports the ops that have run.
+Every lock of a profiler is re-created in a forked child (a thread of the parent may have held
+it at the fork).
 
 Modules: _formats.py (Chrome trace events, statistics table), _timeline.py (the Gantt chart).
 """
@@ -28,6 +37,7 @@ import os
 import threading
 import weakref
 
+from ..core.segment import flush_all as _push_open_windows
 from ..engine.recording import Recorder, records_of
 from ._formats import stats_table, trace_events
 from ._timeline import draw_timeline
@@ -69,6 +79,7 @@ class Profiler:
     # ------------------------------------------------------------------ switching
     def start(self):
         """Record from now on (a paused profiler resumes)."""
+        _push_open_windows()  # the ops written so far are pushed unhooked
         with self._lock:
             if self._engine is None:
                 from .. import engine as engine_module
@@ -86,6 +97,7 @@ class Profiler:
         with self._lock:
             engine = self._engine if self._state != "stopped" else None
         try:
+            _push_open_windows()
             if wait and engine is not None:
                 engine.wait_for_all()
         finally:
@@ -97,6 +109,7 @@ class Profiler:
 
     def pause(self):
         """Stop recording for a while; ops that run until resume() are not recorded."""
+        _push_open_windows()
         with self._lock:
             if self._state == "running":
                 self._unhook()
@@ -104,6 +117,8 @@ class Profiler:
                 self._collect()
 
     def resume(self):
+        """Record again (after pause()); the ops written while paused are pushed first."""
+        _push_open_windows()
         with self._lock:
             if self._state == "paused":
                 self._engine.set_run_hook(self._recorder)
@@ -124,6 +139,7 @@ class Profiler:
             self._leave(before)
             raise
         try:
+            _push_open_windows()
             engine.wait_for_all()
         finally:
             self._leave(before)

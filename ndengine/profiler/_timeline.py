@@ -1,4 +1,10 @@
-"""The profiler's Gantt chart of the workers, drawn with matplotlib (an optional extra)."""
+"""The profiler's Gantt chart of the workers, drawn with matplotlib (an optional extra).
+
+The chart is a matplotlib Figure whose text form names what it shows ("ndengine timeline: 48
+ops on 2 worker rows", or "... no ops recorded"), so a REPL, a print or a notebook's text output
+tells an empty profile from a full one; Jupyter shows it as a PNG even if pyplot was never used.
+The Figure subclass is made at its first use (a draw, or an unpickling that looks up
+``TimelineFigure`` here): matplotlib is imported only then."""
 import io
 import zlib
 
@@ -20,12 +26,51 @@ def _colours(names, palette):
     return result
 
 
+_figure_class = None  # TimelineFigure, made at the first draw (see _timeline_figure_class)
+
+
+def _timeline_figure_class():
+    global _figure_class
+    if _figure_class is None:
+        from matplotlib.figure import Figure
+
+        class TimelineFigure(Figure):
+            """A timeline chart: its text form is its summary, it shows as PNG in Jupyter."""
+            __qualname__ = "TimelineFigure"  # module-level for pickle (see __getattr__)
+            summary = "ndengine timeline"
+
+            def __repr__(self):
+                return f"<{self.summary}>"
+
+            def __str__(self):
+                return self.summary
+
+            def _repr_png_(self):
+                buffer = io.BytesIO()
+                self.savefig(buffer, format="png", dpi=100)
+                return buffer.getvalue()
+
+        _figure_class = TimelineFigure
+    return _figure_class
+
+
+def __getattr__(name):
+    if name == "TimelineFigure":  # where pickle finds the class of a pickled chart
+        return _timeline_figure_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _summary(records, rows):
+    if not records:
+        return "ndengine timeline: no ops recorded"
+    return f"ndengine timeline: {len(records)} ops on {len(rows)} worker rows"
+
+
 def draw_timeline(path=None, records=()):
     """See `Profiler.timeline`; draws ``records`` (no pyplot, so no global state is touched)."""
     try:
         import matplotlib  # noqa: F401 - first, so a missing package fails here
         from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
         from matplotlib.patches import Patch
     except ImportError as exc:
         raise ImportError(_MISSING_MPL) from exc
@@ -33,7 +78,8 @@ def draw_timeline(path=None, records=()):
     rows = sorted({(r.ctx, r.worker) for r in records},
                   key=lambda k: (k[0].device_type, k[0].device_id, natural_key(k[1])))
     row_of = {key: i for i, key in enumerate(rows)}
-    fig = Figure(figsize=(11, 1.6 + 0.45 * max(len(rows), 1)))
+    fig = _timeline_figure_class()(figsize=(11, 1.6 + 0.45 * max(len(rows), 1)))
+    fig.summary = _summary(records, rows)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     if not records:
@@ -55,7 +101,7 @@ def draw_timeline(path=None, records=()):
     ax.set_ylim(max(len(rows), 1) - 0.5, -0.5)
     ax.set_xlim(0, span * 1.02)
     ax.set_xlabel("time since the first op (ms)")
-    ax.set_title(f"ndengine timeline: {len(records)} ops on {len(rows)} worker rows")
+    ax.set_title(fig.summary)
     groups = {}
     for i, (ctx, _) in enumerate(rows):
         groups.setdefault(ctx, []).append(i)
@@ -74,11 +120,4 @@ def draw_timeline(path=None, records=()):
     if path is not None:
         fig.savefig(path, format="png", dpi=100)
         return path
-    fig._repr_png_ = lambda: _png_bytes(fig)  # inline in Jupyter even if pyplot was never used
     return fig
-
-
-def _png_bytes(fig):
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100)
-    return buffer.getvalue()

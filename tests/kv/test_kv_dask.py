@@ -6,6 +6,7 @@ last (a nanny restarts the worker under a new address).
 """
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import time
@@ -183,6 +184,19 @@ def test_the_environment_names_the_scheduler(client, monkeypatch):
         out = nd.zeros(SHAPE)
         kv.pull("b", out=out)
         np.testing.assert_array_equal(out.asnumpy(), np.full(SHAPE, 7.0))
+
+
+@pytest.mark.parametrize("name, value", [
+    ("NDENGINE_KV_RANK", "first"), ("NDENGINE_KV_RANK", "-1"),
+    ("NDENGINE_KV_NUM_WORKERS", "0"), ("NDENGINE_KV_TIMEOUT", "soon"),
+])
+def test_a_bad_kv_variable_raises_naming_it(client, monkeypatch, name, value):
+    monkeypatch.setenv("NDENGINE_KV_RANK", "0")
+    monkeypatch.setenv("NDENGINE_KV_NUM_WORKERS", "1")
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ValueError, match=f"environment variable {name} must be .*, got "
+                                         f"'{re.escape(value)}'"):
+        nd.kv.create("dask", client=client)
 
 
 def test_uneven_pushes_time_out_with_a_clear_error(client):

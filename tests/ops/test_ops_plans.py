@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 import ndengine as nd
 import ndengine.ops as ops
-from ndengine.ops import OpReq
+from ndengine.ops import OpReq, plans
 
 EXAMPLES = int(os.environ.get("NDENGINE_HYPOTHESIS_EXAMPLES", "15"))
 FAST = settings(max_examples=4 * EXAMPLES, deadline=None)
@@ -169,19 +169,47 @@ def test_plans_are_per_signature():
 
 
 def test_memo_is_bounded_and_unhashable_params_are_planned_per_call(monkeypatch):
-    from ndengine.ops import registry
-    monkeypatch.setattr(registry, "PLAN_MEMO_LIMIT", 3)
+    monkeypatch.setattr(plans, "PLAN_MEMO_LIMIT", 4)
     op = ops.get("negative")
     op._forget_plans()
-    for n in range(1, 8):
+    for n in range(1, 12):
         op.plan([np.ones(n)], {})
-        assert len(op.plans) <= 3
+        assert len(op.memos["cpu"]) <= 4
     take = ops.get("take_index")
     x = np.arange(6)
     key = (np.array([0, 2]),)
     first = take.plan([x], {"key": key})
     assert take.plan([x], {"key": key}) is not first  # unhashable: not kept
     np.testing.assert_array_equal(take.apply(x, key=key)[0], x[key])
+
+
+def test_new_shapes_leave_a_bounded_memo_and_the_plans_in_use(monkeypatch):
+    """20,000 new signatures keep at most PLAN_MEMO_LIMIT plans; a signature called now and
+    then between them keeps its plan (a hit, never rebuilt), and every other one is built
+    once."""
+    add = ops.get("add")
+    add._forget_plans()
+    built = []
+    build_plan = add.build_plan
+    monkeypatch.setattr(add, "build_plan", lambda *a, **k: built.append(1) or build_plan(*a, **k))
+    hot = np.ones(3, np.float32)
+    first = add.plan([hot, 1], {})
+    for n in range(1, 20_001):
+        add.plan([np.empty(n, np.float64), 1], {})
+        if n % 100 == 0:
+            assert add.plan([hot, 1], {}) is first
+    assert len(add.memos["cpu"]) <= plans.PLAN_MEMO_LIMIT
+    assert len(built) == 20_001
+
+
+def test_the_ndarray_layer_reads_the_memo_of_now_after_a_turnover(monkeypatch):
+    monkeypatch.setattr(plans, "PLAN_MEMO_LIMIT", 4)
+    add = ops.get("add")
+    add._forget_plans()
+    for n in range(1, 10):
+        x = nd.zeros(n, dtype=np.float32)
+        np.testing.assert_array_equal((x + 1).asnumpy(), np.ones(n, np.float32))
+        assert add.plans is add.memos["cpu"].recent and len(add.memos["cpu"]) <= 4
 
 
 def test_per_call_checks_fire_on_hits():

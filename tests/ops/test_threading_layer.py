@@ -99,6 +99,40 @@ def test_split_run_keeps_concurrent_callers_within_the_core_count():
     assert body(0) and peak[0] == cores  # alone: every core
 
 
+def test_fused_blocks_and_split_chunks_share_one_group_of_helper_threads():
+    """A fused program's blocks and a split NumPy call's chunks run on the same helper
+    threads: together never more than ``cpu_count() - 1`` besides their callers, each item
+    under its caller's NumPy error state."""
+    from ndengine.ops.fusion.blocks import run_tasks
+    cores = parallel.cpu_count()
+    if cores == 1:
+        pytest.skip("one core: no helper threads")
+    callers, helpers = {threading.get_ident()}, set()
+    lock = threading.Lock()
+
+    def note(divide_state):
+        with lock:
+            if threading.get_ident() not in callers:
+                helpers.add(threading.get_ident())
+        assert np.geterr()["divide"] == divide_state
+        time.sleep(0.02)  # long enough for every helper to take an item
+
+    def chunk(x, out):
+        note("raise")
+        out[:] = x
+
+    size = cores * parallel.PARALLEL_MIN_SIZE
+    for _ in range(3):
+        with np.errstate(divide="warn"):
+            run_tasks([lambda ws: note("warn")] * (4 * cores), cores)
+        with np.errstate(divide="raise"):
+            x = np.ones(size)
+            out = np.empty_like(x)
+            parallel.split_run(chunk, (x, out))
+        assert np.array_equal(out, x)
+    assert helpers and len(helpers) <= cores - 1, f"{len(helpers)} helpers on {cores} cores"
+
+
 def test_run_parallel_gives_each_concurrent_caller_its_share_of_numba_threads():
     total = parallel._NUMBA_THREADS
     if total == 1:

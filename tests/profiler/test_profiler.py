@@ -1,5 +1,6 @@
 """ndengine.profiler: Chrome trace, statistics table, timeline, switching, under every engine."""
 import json
+import pickle
 import re
 import sys
 import threading
@@ -284,6 +285,20 @@ def test_timeline_without_path_returns_figure(eng):
     assert [t.get_text() for t in ax.get_yticklabels()] == [profiler.records()[0].worker]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["x"]
     assert fig._repr_png_()[:8] == PNG_SIGNATURE  # what Jupyter shows inline
+
+
+def test_timeline_figure_text_says_what_it_shows(eng):
+    pytest.importorskip("matplotlib")
+    with profiler.scope():
+        for _ in range(3):
+            eng.push_sync(sleeper(0), cpu(0), mutable_vars=[eng.new_variable()], name="x")
+    fig = profiler.timeline()  # the text a REPL, print() or a notebook's text output shows
+    assert re.fullmatch(r"<ndengine timeline: 3 ops on [12] worker rows>", repr(fig)), repr(fig)
+    assert str(fig) == fig.axes[0].get_title() == repr(fig)[1:-1]
+    empty = profiler.timeline(records=[])
+    assert repr(empty) == "<ndengine timeline: no ops recorded>"
+    assert [t.get_text() for t in empty.axes[0].texts] == ["no ops recorded"]
+    assert repr(pickle.loads(pickle.dumps(fig))) == repr(fig)  # matplotlib figures pickle
 
 
 def test_timeline_colours_are_stable():

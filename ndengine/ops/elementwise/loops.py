@@ -25,14 +25,16 @@ from numba.extending import register_jitable
 
 from . import scalars, ufunc_scalars
 from ..runtime import fp_flags as _fp_flags
+from ..runtime.disk_cache import NUMBA_CACHE
 from ..runtime.fp_flags import fp_clear, fp_flags
 
 __all__ = ["LoopKernels", "PARTS", "part_range", "combined_flags", "source_digest",
            "INLINED_SOURCE", "unary_kernels", "binary_kernels", "ternary_kernels",
            "any_negative"]
 
-# error_model="numpy": integer x // 0 must give NumPy's 0 instead of raising.
-_JIT = dict(nogil=True, cache=True, error_model="numpy")
+# error_model="numpy": integer x // 0 must give NumPy's 0 instead of raising; cache: on disk
+# unless nothing can be written (runtime/disk_cache).
+_JIT = dict(nogil=True, cache=NUMBA_CACHE, error_model="numpy")
 _PARALLEL_JIT = dict(_JIT, parallel=True)
 
 

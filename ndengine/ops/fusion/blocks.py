@@ -8,31 +8,31 @@
   index space (a run of whole rows, or a piece of one row), kept n-dimensional;
 * ``flat_regions``: the regions covering a range of the C-order flat index, what a
   reduction's blocks are (its summation order is defined on the C-order temporary);
-* ``run_tasks``: tasks split over up to ``threads`` threads (the caller runs a share), each
-  with its own ``Workspace`` of scratch buffers; NumPy ufuncs and ``nogil`` Numba kernels
-  release the GIL, so blocks run in parallel.
+* ``run_tasks``: tasks split over up to ``threads`` threads (the caller runs a share, the
+  process's helper threads the rest: ``runtime/parallel.run_each``), each with its own
+  ``Workspace`` of scratch buffers; NumPy ufuncs and ``nogil`` Numba kernels release the
+  GIL, so blocks run in parallel.
 """
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ..runtime.parallel import HelperThreads
+from ..runtime.parallel import PARALLEL_MIN_SIZE, run_each
 
 __all__ = ["coalesce", "classify", "region_blocks", "flat_regions", "run_tasks", "Workspace",
-           "BLOCK_BYTES", "BLOCK_ELEMENTS", "PARALLEL_MIN_ELEMENTS", "block_elements",
-           "cpu_count"]
+           "BLOCK_BYTES", "BLOCK_ELEMENTS", "PARALLEL_MIN_ELEMENTS", "block_elements"]
 
 # Bytes per scratch buffer of the blocked evaluator: a few live buffers of 256 KB stay in a
 # 1 MB L2, and each loop call on a block (~2-4 us of Python and dispatch) is small against
 # its work (measured, 20M float32: 4K-element blocks 3x slower than 64K).
 BLOCK_BYTES = 1 << 18
 BLOCK_ELEMENTS = None  # a fixed element count instead (tests use tiny blocks)
-# Below this many elements, waking threads costs more than it saves.
-PARALLEL_MIN_ELEMENTS = 1 << 18
+# Below this many elements a fused program runs on one thread: the ops' threshold, a knob of
+# its own so that tests can thread small programs without threading every op.
+PARALLEL_MIN_ELEMENTS = PARALLEL_MIN_SIZE
 
 
 def block_elements(program) -> int:
@@ -40,13 +40,6 @@ def block_elements(program) -> int:
     if BLOCK_ELEMENTS is not None:
         return BLOCK_ELEMENTS
     return max(1024, BLOCK_BYTES // program.widest)
-
-
-_CPUS = max(1, os.cpu_count() or 1)
-
-
-def cpu_count() -> int:
-    return _CPUS
 
 
 def coalesce(shape, strides_list):
@@ -156,9 +149,6 @@ class Workspace:
         return buf[:size]
 
 
-_helpers = HelperThreads("ndengine-fusion", cpu_count() - 1)
-
-
 def _run_group(group):
     workspace = Workspace()
     for task in group:
@@ -173,4 +163,4 @@ def run_tasks(tasks, threads: int) -> None:
         _run_group(tasks)
         return
     step = -(-len(tasks) // threads)
-    _helpers.run_each(_run_group, [tasks[i:i + step] for i in range(0, len(tasks), step)])
+    run_each(_run_group, [tasks[i:i + step] for i in range(0, len(tasks), step)])

@@ -20,18 +20,21 @@ they found.
 
 Numba's ``cache=True`` needs a real source file ("no locator available for file
 '<string>'" for exec'd code): ``load_kernel`` writes the source under the cache directory
-(``NDENGINE_CACHE_DIR``, default ``~/.cache/ndengine``, subfolder ``fusion``) in a file named
-by a hash of the source and of everything the compiled code depends on (the source of the
-scalar-function and loop modules, Numba, NumPy and Python versions), and imports it.  The
-signature is explicit, so importing compiles (or loads from Numba's cache) exactly one
-function.
+(``runtime/disk_cache``'s, subfolder ``fusion``) in a file named by a hash of the source and
+of everything the compiled code depends on (the source of the scalar-function and loop
+modules, Numba, NumPy and Python versions), and imports it.  The signature is explicit, so
+importing compiles (or loads from Numba's cache) exactly one function.  A cache directory
+that cannot be written gives way to a temporary directory of this process (and one
+``CacheUnavailableWarning``), removed when the process exits.
 """
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.util
 import os
 import platform
+import shutil
 import sys
 import tempfile
 import threading
@@ -43,6 +46,7 @@ from ..elementwise import operators as _elementwise
 from ..elementwise import loops as _loops
 from ..elementwise.loops import source_digest
 from ..elementwise import scalars as _elementwise_scalars
+from ..runtime import disk_cache as _disk_cache
 from ..runtime import fp_flags as _fp_flags
 from . import scalars as _fs
 from .program import Leaf, OpNode, Scalar
@@ -265,9 +269,7 @@ def _dependencies() -> str:
 
 def cache_dir() -> str:
     """Where generated kernel modules (and Numba's cache of them) live."""
-    base = os.environ.get("NDENGINE_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "ndengine")
-    return os.path.join(base, "fusion")
+    return os.path.join(_disk_cache.cache_dir(), "fusion")
 
 
 def _writable_dir() -> str:
@@ -277,12 +279,20 @@ def _writable_dir() -> str:
         os.makedirs(path, exist_ok=True)
         if os.access(path, os.W_OK):
             return path
-    except OSError:
-        pass
+        reason = "not writable"
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
     with _dir_lock:  # no usable cache directory: this process only
         if _fallback_dir is None:
             _fallback_dir = tempfile.mkdtemp(prefix="ndengine-fusion-")
+            atexit.register(_remove_fallback_dir, _fallback_dir, os.getpid())
+            _disk_cache.warn_unavailable(f"fused kernels cannot be kept in {path} ({reason})")
         return _fallback_dir
+
+
+def _remove_fallback_dir(path: str, creator: int) -> None:
+    if os.getpid() == creator:  # not in a forked child that exits: its parent may go on
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _write_once(path: str, source: str) -> None:

@@ -46,7 +46,7 @@ import numba
 import numpy as np
 
 from . import kernel_cache as _kernels
-from .blocks import PARALLEL_MIN_ELEMENTS, block_elements, cpu_count
+from .blocks import PARALLEL_MIN_ELEMENTS, block_elements
 from .drivers import coalesced_views, layout_of, prepare_call, run_elementwise
 from .evaluators import numba_block, prepare_slots
 from .fp_report import culprits, report_kernel_flags
@@ -54,7 +54,7 @@ from .rows import row_reducer
 from .builder import Const, ProgramBuilder
 from .program import FusedProgram, NotFusible, OpNode, Scalar, attribute
 from .reduction import reduction_exact, run_reduction
-from ..runtime.parallel import parallel_enabled, run_parallel
+from ..runtime.parallel import cpu_count, parallel_enabled, run_parallel
 from ..registry import get as get_op
 
 __all__ = ["FusedProgram", "ProgramBuilder", "Const", "NotFusible", "FusedKernel", "kernel_for",

@@ -19,7 +19,7 @@ import os
 import threading
 import time
 
-from ..runtime import compile_queue
+from ..runtime import compile_log, compile_queue
 from .codegen import kernel_source, load_kernel, scalar_slots
 from .evaluators import BlockedEvaluator
 from .rows import warm as warm_rows
@@ -110,11 +110,20 @@ def _compile(entry, variant):
             warm_rows(reduction.name, reduction.dtype)
     except Exception as exc:  # noqa: BLE001 - the blocked evaluator stays in use
         entry.failed[variant] = f"{type(exc).__name__}: {exc}"
+        entry.compile_seconds[variant] = time.perf_counter() - start
+        compile_log.record(_description(entry, variant), entry.compile_seconds[variant], exc,
+                           "the blocked evaluator runs instead")
     else:
         entry.variants[variant] = kernel
         entry.loaded_from_disk[variant] = loaded
-    finally:
         entry.compile_seconds[variant] = time.perf_counter() - start
+        compile_log.record(_description(entry, variant, loaded), entry.compile_seconds[variant])
+
+
+def _description(entry, variant, loaded=False) -> str:
+    """What a compile log record names: the fused ops and the variant."""
+    return (f"fused kernel {'+'.join(entry.member_names)} [{_variant_name(variant)}]"
+            + (" (loaded from the disk cache)" if loaded else ""))
 
 
 def _reset_in_child():

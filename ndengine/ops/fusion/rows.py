@@ -26,10 +26,11 @@ import numpy as np
 from numba import njit
 
 from ..runtime.deferred_loops import bind
+from ..runtime.disk_cache import NUMBA_CACHE
 from ..runtime.fp_flags import fp_clear, fp_flags
 from ..runtime.fp_status import report as _report_fp_flags
 
-_JIT = dict(nogil=True, cache=True, error_model="numpy")
+_JIT = dict(nogil=True, cache=NUMBA_CACHE, error_model="numpy")
 MAX_ROW = 128  # NumPy's PW_BLOCKSIZE
 
 

@@ -39,7 +39,7 @@ import threading
 
 from numba.core import errors as _numba_errors
 
-__all__ = ["submit", "on_compile_thread"]
+__all__ = ["submit", "on_compile_thread", "drain"]
 
 _queue: queue.Queue = queue.Queue()
 _thread = None
@@ -57,6 +57,14 @@ def submit(job, event=None) -> threading.Event:
             _thread = threading.Thread(target=_run_jobs, name="ndengine-compile", daemon=True)
             _thread.start()
     return event
+
+
+def drain(timeout=None) -> bool:
+    """Wait until every job submitted so far has run (they run in order: a job queued now runs
+    after them); False if ``timeout`` seconds passed first."""
+    if on_compile_thread():
+        raise RuntimeError("drain() on the compile thread would wait for itself")
+    return submit(lambda: None).wait(timeout)
 
 
 def on_compile_thread() -> bool:

@@ -10,15 +10,19 @@ next call compiles the Numba loop and runs it from then on. A loop with no NumPy
 same result (relu, where, integer power, the ``prange`` loops of ops that do not defer, power's
 ``any_negative``, fusion's row loops: ``numpy_loop`` None) compiles at its first call.
 
-Either way the compile runs on the compile thread (``compile_queue``) while the caller waits
-for it: Ctrl-C, which Python delivers to the main thread only, then interrupts the wait and
-never an LLVM compile (an interrupted compile corrupted llvmlite's heap: a Ctrl-C storm
-aborted in malloc); the compile goes on, and the next call finds it done. The caller waits
-rather than going on with NumPy's loop: a compile competing for the GIL with the hot loop
-that needs it took longer than a whole benchmark of tiny ops. A failed compile raises in the
-caller the exception that Numba's own call would have raised, where no NumPy loop stands in.
-``NDENGINE_JIT_AFTER`` sets the count (default 16); 0 compiles at the first call, as a plain
-Numba dispatcher does.
+Either way the compile runs on the compile thread (``compile_queue``), never in the caller:
+Ctrl-C, which Python delivers to the main thread only, can then never interrupt an LLVM
+compile (an interrupted compile corrupted llvmlite's heap: a Ctrl-C storm aborted in malloc).
+Where a NumPy loop stands in, the caller does not wait for the compile: the call that makes it
+due queues it (COMPILING) and goes on with NumPy's loop, as do the calls after it until the
+compile is done (READY). A caller that waited stalled 0.2-0.6 s at the 17th call of each new
+(op, dtype) pair, in the middle of a user's loop; going on costs ~1 us a call more until the
+switch (the compile competes for the GIL with the loop that runs, so it takes longer in wall
+time: a script that ends first never needed it). Where no NumPy loop stands in (or the count
+is 0: compile at the first call, as a plain Numba dispatcher does) the caller waits for the
+compile, and a failed compile raises in the caller the exception that Numba's own call would
+have raised. ``NDENGINE_JIT_AFTER`` sets the count (default 16). Each compile is reported to
+``compile_log`` (the ``ndengine.compile`` logger, the process's compile time).
 
 Two ways to call a loop, one record per Numba signature behind both:
 
@@ -44,7 +48,8 @@ A _Record, field by field:
     calls      calls NumPy's loop ran so far (0 without one). Counted without a lock: a
                count lost to a race only delays the compile by a call (two threads compiling
                at once meet in Numba's own compile lock; the second finds the loop compiled).
-    state      WAITING (NumPy's loop runs; without one, the compile is due) -> READY (the
+    state      WAITING (NumPy's loop runs; without one, the compile is due) -> COMPILING
+               (queued, NumPy's loop runs; skipped where the caller waits) -> READY (the
                Numba loop runs); or NUMPY_ONLY (the compile failed: NumPy's loop runs for
                good, ``failure`` says why) or NUMBA_ONLY (NumPy refused the operands, e.g. a
                cast its ufunc has no loop for: the Numba loop runs, compiled at that call).
@@ -53,7 +58,7 @@ A _Record, field by field:
     failure    why the last compile failed, or None.
 
 Invariant: a record is READY only once its Numba loop has a compiled specialisation for the
-types of the call that made it READY (compiled on the compile thread, or found compiled
+types of the call that made it due (compiled on the compile thread, or found compiled
 already); no call through a record compiles outside the compile thread
 (nor does the compile thread wait for itself: a call made on it compiles there at once),
 save at exit, once that thread has stopped: then the caller compiles.
@@ -66,30 +71,21 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 
 from numba import typeof
 from numba._dispatcher import compute_fingerprint as _fingerprint
 
-from . import compile_queue
+from ...engine.config import env_int
+from . import compile_log, compile_queue
 
 __all__ = ["bind", "deferred", "deferred_kernels", "call_types", "jit_after", "set_jit_after",
-           "state_of", "stats"]
+           "state_of", "stats", "WAITING", "COMPILING", "READY", "NUMPY_ONLY", "NUMBA_ONLY"]
 
-WAITING, READY, NUMPY_ONLY, NUMBA_ONLY = "waiting", "ready", "numpy", "numba"
-
-
-def _read_jit_after() -> int:
-    text = os.environ.get("NDENGINE_JIT_AFTER", "16")
-    try:
-        count = int(text)
-    except ValueError:
-        count = -1
-    if count < 0:
-        raise ValueError(f"NDENGINE_JIT_AFTER must be a whole number >= 0, got {text!r}")
-    return count
+WAITING, COMPILING, READY, NUMPY_ONLY, NUMBA_ONLY = "waiting", "compiling", "ready", "numpy", "numba"
 
 
-_jit_after = _read_jit_after()
+_jit_after = env_int("NDENGINE_JIT_AFTER", 16, minimum=0)  # at import: a bad value fails here
 _records: dict = {}
 _lock = threading.Lock()
 
@@ -119,8 +115,8 @@ class _Record:
         self.failure = None
 
     def run(self, args):
-        """One call while not READY: NumPy's loop, or the compile once it is due (at once
-        without a NumPy loop); the loop's result."""
+        """One call while not READY: NumPy's loop (queueing the compile once it is due), or
+        the compile and Numba's loop where none stands in; the loop's result."""
         state = self.state
         if state is READY or state is NUMBA_ONLY:
             return self.numba_loop(*args)
@@ -134,8 +130,12 @@ class _Record:
             if self.calls == 0 and self._compiled(args):
                 return self.numba_loop(*args)
             self.calls += 1
-            if self.calls > _jit_after and self._compile(args) is None:
-                return self.numba_loop(*args)
+            if self.calls > _jit_after:
+                if _jit_after == 0:
+                    if self._compile(args) is None:
+                        return self.numba_loop(*args)
+                else:
+                    self._start_compile(args)
         try:
             return numpy_loop(*args)
         except TypeError:  # NumPy has no loop for these operands: Numba's compiles now
@@ -166,16 +166,48 @@ class _Record:
             return self._compile_now(signature)
         return outcome[0]
 
+    def _start_compile(self, args):
+        """Queue the compile for the types of ``args`` without waiting for it (COMPILING,
+        READY once done); NumPy's loop goes on meanwhile. A call made on the compile thread
+        compiles at once."""
+        signature = tuple(typeof(a) for a in args)
+        if signature in getattr(self.numba_loop, "overloads", ()):
+            self.state = READY
+            return
+        self.state = COMPILING
+        if compile_queue.on_compile_thread():
+            self._compile_now(signature)
+        else:
+            compile_queue.submit(lambda: self._compile_now(signature))
+
     def _compile_now(self, signature):
+        what = f"{getattr(self.numba_loop, '__name__', 'loop')}{signature}"
+        start = time.perf_counter()
         try:
             self.numba_loop.compile(signature)
         except Exception as exc:  # noqa: BLE001 - NumPy's loop stays in use, or the caller raises
             self.failure = f"{type(exc).__name__}: {exc}"
             if self.numpy_loop is not None:
                 self.state = NUMPY_ONLY
+            compile_log.record(what, time.perf_counter() - start, exc,
+                               "NumPy's loop runs instead" if self.numpy_loop is not None
+                               else None)
             return exc
         self.state = READY
+        compile_log.record(what, time.perf_counter() - start)
         return None
+
+
+def _requeue_in_child():
+    # a forked child has no compile thread of the parent's: a compile queued there never runs
+    # here, so its record waits again (its next call queues it anew)
+    for record in list(_records.values()):
+        if record.state is COMPILING:
+            record.state = WAITING
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_requeue_in_child)
 
 
 def _record(numba_loop, numpy_loop, types) -> _Record:

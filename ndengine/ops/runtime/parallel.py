@@ -24,15 +24,20 @@ the core count; a large op that runs alone still uses every core.
 
 Kernels that call NumPy (``split_run``): NumPy releases the GIL inside a ufunc
 loop, so a large call is split into one contiguous chunk per share of the
-cores, run at the same time on a small shared thread pool, the calling thread
-doing one chunk itself.  Concurrent callers are safe (the chunk calls are
-independent and share nothing but the pool), and element-wise results equal a
-single call's, bit for bit.
+cores, run at the same time on the helper threads, the calling thread doing one
+chunk itself.  Concurrent callers are safe (the chunk calls are independent and
+share nothing but the helpers), and element-wise results equal a single call's,
+bit for bit.
+
+The helper threads (``run_each``): one group of ``cpu_count() - 1`` threads for the
+whole process, which runs the chunks of split calls and the blocks of fused programs
+(``fusion/blocks``) alike, each item under its caller's NumPy error state; a forked
+child starts a group of its own.
 
 State: ``tbb_status`` (how loading TBB went, for the warning and for users),
 ``_enabled`` (None until the first large op decides), ``_active_calls`` (threads
 inside a large kernel now), ``_local.threads`` (the Numba thread count last set
-in this thread), the helper threads that run chunks (``HelperThreads``).
+in this thread), ``_helpers`` (the helper threads).
 """
 from __future__ import annotations
 
@@ -42,7 +47,6 @@ import queue
 import sys
 import threading
 import warnings
-import weakref
 
 import numba
 
@@ -229,7 +233,11 @@ _CPU_COUNT = max(1, os.cpu_count() or 1)
 _SPLIT_ALIGN = 1024  # chunk boundaries at multiples of this many elements (whole cache lines)
 
 _chunk_slots = threading.BoundedSemaphore(_CPU_COUNT)
-_helper_groups = weakref.WeakSet()  # every HelperThreads: reset in a forked child
+
+
+def cpu_count() -> int:
+    """The cores large kernels spread over (``os.cpu_count()``, at least 1)."""
+    return _CPU_COUNT
 
 
 class _Task:
@@ -276,7 +284,6 @@ class HelperThreads:
         self.name = name
         self.count = max(1, count)
         self._reset()
-        _helper_groups.add(self)
 
     def _reset(self) -> None:
         """Forget the threads (a forked child has none of them) and what was handed to them."""
@@ -323,7 +330,14 @@ class HelperThreads:
             raise error
 
 
-_split_helpers = HelperThreads("ndengine-split", _CPU_COUNT - 1)
+_helpers = HelperThreads("ndengine-helper", _CPU_COUNT - 1)
+
+
+def run_each(fn, items) -> None:
+    """``fn(item)`` for every item at once: the first in this thread, the others on the
+    process's helper threads (``HelperThreads.run_each``: returns when all have run, re-raises
+    the first error, never waits for a helper that has not started)."""
+    _helpers.run_each(fn, items)
 
 
 def _forget_threads_in_child() -> None:
@@ -331,8 +345,7 @@ def _forget_threads_in_child() -> None:
     # other threads that were inside a large kernel: start afresh.
     global _lock, _active_calls, _active_lock, _chunk_slots
     _lock = threading.Lock()
-    for helpers in list(_helper_groups):
-        helpers._reset()
+    _helpers._reset()
     _active_calls = 0
     _active_lock = threading.Lock()
     _chunk_slots = threading.BoundedSemaphore(_CPU_COUNT)
@@ -391,4 +404,4 @@ def _split_run(fn, arrays, size: int, parts: int) -> None:
     step = -(-size // parts)
     step = -(-step // _SPLIT_ALIGN) * _SPLIT_ALIGN
     chunks = [[a[lo:lo + step] for a in arrays] for lo in range(0, size, step)]
-    _split_helpers.run_each(lambda args: _run_chunk(fn, args), chunks)
+    run_each(lambda args: _run_chunk(fn, args), chunks)

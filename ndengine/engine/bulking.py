@@ -10,8 +10,11 @@ from inside a TOLERANT op, which holds every var of its parts while it runs.
                  ``seq`` numbers a failed part.
     failures     the engine's `Failures`: ``any_failed`` spares the per-part checks while no op
                  ever failed; a failed part is recorded there.
-Kept across a fork (the size is a setting).
+Kept across a fork (the size is a setting). Changed by ``engine.set_bulk_size`` and
+``engine.bulk`` (settings.py).
 """
+import operator
+
 from .errors import record_failure, resolve_origin
 from .var import inherited_failure
 
@@ -30,9 +33,16 @@ class Bulk:
         self.failures = failures
 
     def set_size(self, size):
-        """Set ``size`` (an int >= 1); returns the previous one. A fixed bulk keeps 1."""
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise ValueError(f"bulk size must be an integer of at least 1, got {size!r}")
+        """Set ``size`` (an integer >= 1, a NumPy one too); returns the previous one. A fixed
+        bulk keeps 1."""
+        try:
+            number = None if isinstance(size, bool) else operator.index(size)
+        except TypeError:
+            number = None
+        if number is None or number < 1:
+            raise ValueError(f"bulk size must be an integer >= 1 (1 pushes every op alone), "
+                             f"got {size!r}")
+        size = number
         previous = self.size
         if not self.fixed:
             self.size = size
