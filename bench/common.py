@@ -2,7 +2,10 @@
 and a peak-RSS sampler. Nothing here is a benchmark itself.
 
 Timing rule, for every script: a warm-up run first (Numba compiles or loads its cache, pools
-start, the buffer pool fills), then ``repeat`` timed runs; the figure used is the best, and the
+start, the buffer pool fills), then the compiles it queued are waited for and the warm-up runs
+once more (``settle``: an element-wise op's Numba loop compiles in the background while NumPy's
+loop stands in, so without the wait the timed runs would measure the stand-in, or the switch),
+then ``repeat`` timed runs; the figure used is the best, and the
 spread (median / best) is printed so the noise is visible. Where runs are short, the
 implementations are timed in interleaved rounds (``best_of_interleaved``), so a slow spell of
 the machine hits them all alike.
@@ -17,6 +20,7 @@ import numpy as np
 
 import ndengine as nd
 from ndengine import engine
+from ndengine.ops.runtime import compile_queue
 
 KINDS = ("NaiveEngine", "ThreadedEnginePooled", "ThreadedEnginePerDevice")
 
@@ -38,13 +42,25 @@ class Timing:
         return f"Timing(best={self.best:.4f}s, median={self.median:.4f}s)"
 
 
+def settle(fns):
+    """Wait for the compiles the warm-up queued, then run each of ``fns`` once more (its calls
+    now take the compiled loops): the runs after this are the steady state."""
+    if compile_queue.drain(timeout=300):
+        for fn in fns:
+            fn()
+
+
 def best_of(fn, repeat, warmup=1, setup=None):
-    """Time ``fn()`` ``repeat`` times after ``warmup`` untimed runs; ``setup()`` (untimed) runs
-    before each call."""
+    """Time ``fn()`` ``repeat`` times after ``warmup`` untimed runs (and ``settle``, when
+    there was a warm-up); ``setup()`` (untimed) runs before each call."""
     for _ in range(warmup):
         if setup is not None:
             setup()
         fn()
+    if warmup:
+        if setup is not None:
+            setup()
+        settle([fn])
     times = []
     for _ in range(repeat):
         if setup is not None:
@@ -62,6 +78,8 @@ def best_of_interleaved(fns, repeat, warmup=1):
     for _ in range(warmup):
         for fn in fns.values():
             fn()
+    if warmup:
+        settle(fns.values())
     times = {name: [] for name in fns}
     for _ in range(repeat):
         for name, fn in fns.items():
