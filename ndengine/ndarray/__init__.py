@@ -12,7 +12,8 @@ Its modules import one way, each only those before it (and ``core``, ``ops``, ``
 - ``ufuncs`` (NumPy's ufuncs on NDArrays, through ``operators``' functions), ``interop``
   (NumPy's functions on NDArrays), ``functions`` (the module functions' table);
 - ``shaping``, ``statistics``, ``complex_parts`` (on ``functions``); ``pushed`` (on
-  ``shaping``); ``fft`` and ``linalg`` (on ``pushed``).
+  ``shaping``); ``fft`` and ``linalg`` (on ``pushed``); ``sets`` (on ``statistics``) and
+  ``construction_helpers`` (on ``pushed`` and ``statistics``).
 
 Importing this package sets NDArray's methods and protocols (``__array_ufunc__``,
 ``__array_function__``, ``real``/``imag``, the statistics and shaping methods).
@@ -57,11 +58,24 @@ __all__ += ["linalg", "fft", *(name for name in {**SHAPING, **PUSHED} if name no
 from .statistics import FUNCTIONS as _STATISTICS  # noqa: E402
 globals().update(_STATISTICS)
 __all__ += [name for name in _STATISTICS if name not in __all__]
+# set routines, construction and indexing helpers
+from .sets import SETS  # noqa: E402
+from .construction_helpers import HELPERS  # noqa: E402
+globals().update(SETS)
+globals().update(HELPERS)
+__all__ += [*SETS, *HELPERS]
 
 # NumPy's other names for the same functions (np.amax is np.max, np.around is np.round)
 _ALIASES = {"amax": "max", "amin": "min", "around": "round", "concat": "concatenate"}
 globals().update({alias: globals()[name] for alias, name in _ALIASES.items()})
 __all__ += list(_ALIASES)
+
+# NumPy's ufuncs are ufunc objects here too (nd.add.reduce, nd.add.nin): made once every
+# module function is set, so each wraps the function the namespace ends with
+globals().update(ufuncs.ufunc_objects({name: globals()[name] for name in __all__
+                                       if name in globals()}))
+ufunc = ufuncs.ufunc
+__all__.append("ufunc")
 
 # dask.array chunks of NDArrays and einops' backend: registered now if dask.array (einops) is
 # imported, else right after its import (last here: registering reads this package's functions)

@@ -32,7 +32,8 @@ from .elementwise import tables as _elementwise_tables, ufunc_methods as _ufunc_
 from .families import (creation as _creation, fft as _fft, indexing as _indexing,
                        linalg as _linalg, movement as _movement, products as _products,
                        random as _random, reductions as _reductions, selection as _selection,
-                       shaping as _shaping, sorting as _sorting, statistics as _statistics)
+                       sets as _sets, shaping as _shaping, sorting as _sorting,
+                       statistics as _statistics)
 from .gradients import user_gradient as _user_gradient
 from .gpu import registration as _gpu_registration
 
@@ -40,7 +41,7 @@ from .gpu import registration as _gpu_registration
 # from the CPU ops' tables
 for _family in (_elementwise_tables, _reductions, _products, _creation, _movement, _indexing,
                 _random, _ufunc_methods, _shaping, _selection, _linalg, _statistics, _sorting,
-                _fft, _user_gradient, _gpu_registration):
+                _sets, _fft, _user_gradient, _gpu_registration):
     _family.register_all()
 del _family
 

@@ -70,6 +70,8 @@ def infer(*inputs, ufunc, method, out_dtype=None, **kwargs):
         shape = list(shapes[0])
         shape[normalize_axes(axis, len(shape))[0]] = len(kwargs["indices"])
         shape = tuple(shape)
+    elif not shapes[0]:  # NumPy's reduce of a 0-d array takes axis 0 and -1 as no axis
+        shape = ()
     else:
         shape = reduced_shape(shapes[0], normalize_axes(axis, len(shapes[0])),
                               kwargs.get("keepdims", False))

@@ -12,5 +12,6 @@ small stand-ins). Modules, each importing only those above it (and the op model)
 * ``products``: dot, matmul, vdot, inner, ...; ``linalg``: numpy.linalg's functions;
 * ``shaping``: tile, repeat, roll, pad, ...; ``selection``: take, choose, ...;
 * ``statistics``: nan-reductions, medians, quantiles, histograms;
-* ``sorting``: sort, argsort, partition, searchsorted, ...; ``fft``: numpy.fft.
+* ``sorting``: sort, argsort, partition, searchsorted, ...; ``fft``: numpy.fft;
+* ``sets``: isin, intersect1d, setdiff1d, setxor1d.
 """

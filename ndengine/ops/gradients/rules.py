@@ -87,7 +87,8 @@ bitwise ops, ``isnan`` & co., ``signbit``, ``isclose``, ``allclose``, ``array_eq
 ``all``, ``count_nonzero``, ``argmax``/``argmin`` (and the nan ones), ``argsort``,
 ``argpartition``, ``lexsort``, ``searchsorted``, ``digitize``, ``nonzero``, ``argwhere``,
 ``flatnonzero``, ``unique``, ``unique_count``, ``bincount_length``,
-``histogram_bin_count``, ``matrix_rank``), random draws (``random_*``), and ``histogram``
+``histogram_bin_count``, ``matrix_rank``, ``isin``, ``set_routine_size``), the set routines
+``intersect1d``, ``setdiff1d`` and ``setxor1d`` (value-sized, as ``unique``), random draws (``random_*``), and ``histogram``
 (piecewise constant in its data). Creation ops (``fill``, ``arange``, ``linspace``,
 ``eye``, ``indices``, ``fftfreq``, ``rfftfreq``) read no array, so the tape never records
 them (``CREATION``): ``nd.linspace`` with bounds the tape tracks is computed by ops instead,
@@ -123,13 +124,15 @@ NOT_DIFFERENTIABLE = {
     **dict.fromkeys(("equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
                      "logical_and", "logical_or", "logical_xor", "logical_not", "isnan",
                      "isinf", "isfinite", "signbit", "isclose", "allclose", "array_equal",
-                     "any", "all"), "a boolean result"),
+                     "any", "all", "isin"), "a boolean result"),
     **dict.fromkeys(("bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift",
                      "right_shift", "count_nonzero", "argmax", "argmin", "nanargmax",
                      "nanargmin", "argsort", "argpartition", "lexsort", "searchsorted",
                      "digitize", "nonzero", "argwhere", "flatnonzero", "unique",
                      "unique_count", "bincount_length", "histogram_bin_count",
-                     "linalg.matrix_rank"), "an integer result"),
+                     "linalg.matrix_rank", "set_routine_size"), "an integer result"),
+    **dict.fromkeys(("intersect1d", "setdiff1d", "setxor1d"),
+                    "a value-sized set of values, as unique's"),
     **dict.fromkeys(("random_method", "random_normal", "random_order", "random_randint",
                      "random_uniform"), "a random draw"),
     "histogram": "piecewise constant in its data",

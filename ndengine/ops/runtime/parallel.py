@@ -199,6 +199,7 @@ def _leave() -> None:
     if not _local.depth:
         with _active_lock:
             _active_calls -= 1
+        _chunk_slots.forget(threading.get_ident())  # what an interrupt left taken (CoreSlots)
 
 
 def run_parallel(kernel, *args):
@@ -232,7 +233,49 @@ def share_cores(kernel):
 _CPU_COUNT = max(1, os.cpu_count() or 1)
 _SPLIT_ALIGN = 1024  # chunk boundaries at multiples of this many elements (whole cache lines)
 
-_chunk_slots = threading.BoundedSemaphore(_CPU_COUNT)
+class CoreSlots:
+    """At most ``count`` chunks run at once in the process (a slot per core), safe against a
+    KeyboardInterrupt at any bytecode. ``threading.BoundedSemaphore`` is not: its acquire is
+    Python code, and a Ctrl-C landing inside it, after the count went down, took a slot for
+    good; two such and every later split call waited forever (a Ctrl-C storm hung NaiveEngine,
+    whose ops run in the main thread, the one Python interrupts). Here a slot is taken by one
+    C-level call, appending the taker's thread id to ``holders``, under a C lock (``with`` on a
+    C lock cannot leave it held). An interrupt between that append and the ``try`` that gives
+    the slot back leaves a record naming its thread, and ``forget(thread)``, called when the
+    thread leaves its outermost large kernel (where it holds no slot), gives it back. Waits poll
+    (``_POLL`` s), so a wake-up lost to an interrupt costs time, never a hang.
+
+    State: ``holders``, one thread id per slot taken (at most ``count``), read and written
+    under ``_lock`` only."""
+
+    _POLL = 0.05
+
+    def __init__(self, count: int):
+        self.count = count
+        self.holders: list = []
+        self._lock = threading.Lock()
+        self._freed = threading.Condition(self._lock)
+
+    def take(self, me: int) -> None:
+        with self._lock:
+            while len(self.holders) >= self.count:
+                self._freed.wait(self._POLL)
+            self.holders.append(me)
+
+    def give(self, me: int) -> None:
+        with self._lock:
+            self.holders.remove(me)
+            self._freed.notify()
+
+    def forget(self, me: int) -> None:
+        """Give back every slot ``me`` still holds (it holds none by now: those leaked)."""
+        with self._lock:
+            if me in self.holders:
+                self.holders[:] = [holder for holder in self.holders if holder != me]
+                self._freed.notify_all()
+
+
+_chunk_slots = CoreSlots(_CPU_COUNT)
 
 
 def cpu_count() -> int:
@@ -348,7 +391,7 @@ def _forget_threads_in_child() -> None:
     _helpers._reset()
     _active_calls = 0
     _active_lock = threading.Lock()
-    _chunk_slots = threading.BoundedSemaphore(_CPU_COUNT)
+    _chunk_slots = CoreSlots(_CPU_COUNT)
 
 
 if hasattr(os, "register_at_fork"):
@@ -396,8 +439,12 @@ def split_run(fn, arrays) -> None:
 def _run_chunk(fn, args) -> None:
     # A core slot per running chunk: callers that entered at once cannot together run
     # more chunks than there are cores (a share is fixed on entry; slots hold at every moment).
-    with _chunk_slots:
+    me = threading.get_ident()
+    _chunk_slots.take(me)
+    try:
         fn(*args)
+    finally:
+        _chunk_slots.give(me)
 
 
 def _split_run(fn, arrays, size: int, parts: int) -> None:
