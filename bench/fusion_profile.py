@@ -1,6 +1,6 @@
-"""The profile behind the picture of README.md's fusion section (docs/fusion_timeline.png): two
-chains of ten `a*1.0001+0.5` on 4M float32 each, then a stencil step, run twice (a structure's
-first sight runs op by op), profiled.
+"""A profile of fused windows busier than the demo's (README.md's fusion section): two chains
+of ten `a*1.0001+0.5` on 4M float32 each, then a stencil step, run twice (a structure's first
+sight runs op by op), profiled.
 
     python bench/fusion_profile.py [OUT_DIR]   # writes OUT_DIR/fusion_timeline.png (default:
                                                # the current directory), prints the table

@@ -57,6 +57,7 @@ _RETURNS = {
         "dsplit": _LIST, "fill_diagonal": "None", "ix_": _TUPLES, "diag_indices": _TUPLES,
         "tril_indices": _TUPLES, "triu_indices": _TUPLES, "unique_counts": _TUPLE,
         "unique_inverse": _TUPLE, "unique_all": "tuple[NDArray, NDArray, NDArray, NDArray]",
+        "unravel_index": _TUPLES, "gradient": "NDArray | tuple[NDArray, ...]",
         "cpu": "Context", "gpu": "Context", "current_context": "Context",
         "cancel": "int", "get_settings": "dict[str, Any]",
         "settings": "AbstractContextManager[None]",

@@ -13,7 +13,8 @@ Its modules import one way, each only those before it (and ``core``, ``ops``, ``
   (NumPy's functions on NDArrays), ``functions`` (the module functions' table);
 - ``shaping``, ``statistics``, ``complex_parts`` (on ``functions``); ``pushed`` (on
   ``shaping``); ``fft`` and ``linalg`` (on ``pushed``); ``sets`` (on ``statistics``) and
-  ``construction_helpers`` (on ``pushed`` and ``statistics``).
+  ``construction_helpers`` (on ``pushed`` and ``statistics``); ``math_extra`` (compositions
+  on the above) and ``math_pushed`` (NumPy-run ops: convolve, cov, gradient, ...).
 
 Importing this package sets NDArray's methods and protocols (``__array_ufunc__``,
 ``__array_function__``, ``real``/``imag``, the statistics and shaping methods).
@@ -64,6 +65,12 @@ from .construction_helpers import HELPERS  # noqa: E402
 globals().update(SETS)
 globals().update(HELPERS)
 __all__ += [*SETS, *HELPERS]
+# compositions (sinc, cross, ...) and NumPy-run ops (convolve, cov, gradient, ...)
+from .math_extra import COMPOSED  # noqa: E402
+from .math_pushed import NUMPY_RUN  # noqa: E402
+globals().update(COMPOSED)
+globals().update(NUMPY_RUN)
+__all__ += [*COMPOSED, *NUMPY_RUN]
 
 # NumPy's other names for the same functions (np.amax is np.max, np.around is np.round)
 _ALIASES = {"amax": "max", "amin": "min", "around": "round", "concat": "concatenate"}

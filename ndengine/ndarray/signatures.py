@@ -43,7 +43,9 @@ _DEFAULT_NAMES = {"_NoValue": np._NoValue, "np": np}
 # parameter lists
 _C_SIGNATURES = {
     "concatenate": "arrays, /, axis=0, out=None, *, dtype=None, casting='same_kind'",
-    "inner": "a, b, /", "vdot": "a, b, /"}
+    "inner": "a, b, /", "vdot": "a, b, /",
+    "unravel_index": "indices, shape, order='C'",
+    "ravel_multi_index": "multi_index, dims, mode='raise', order='C'"}
 
 
 def signature_of(parameters):

@@ -30,7 +30,8 @@ from .plans import Plan
 from .registry import Operator, OpReq, get, names, register
 from .elementwise import tables as _elementwise_tables, ufunc_methods as _ufunc_methods
 from .families import (creation as _creation, fft as _fft, indexing as _indexing,
-                       linalg as _linalg, movement as _movement, products as _products,
+                       linalg as _linalg, math_extra as _math_extra, movement as _movement,
+                       products as _products,
                        random as _random, reductions as _reductions, selection as _selection,
                        sets as _sets, shaping as _shaping, sorting as _sorting,
                        statistics as _statistics)
@@ -41,7 +42,7 @@ from .gpu import registration as _gpu_registration
 # from the CPU ops' tables
 for _family in (_elementwise_tables, _reductions, _products, _creation, _movement, _indexing,
                 _random, _ufunc_methods, _shaping, _selection, _linalg, _statistics, _sorting,
-                _sets, _fft, _user_gradient, _gpu_registration):
+                _sets, _math_extra, _fft, _user_gradient, _gpu_registration):
     _family.register_all()
 del _family
 

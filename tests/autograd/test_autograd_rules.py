@@ -388,6 +388,16 @@ CASES = {
                     (lambda xp, x: xp.linalg.norm(x, ord="fro", axis=(2, 0), keepdims=True),
                      [rand(2, 2, 3)]),
                     (lambda xp, x: xp.linalg.norm(x, ord=2, axis=(0, 2)), [rand(3, 2, 2)])],
+    # signals and covariances (last: the draws above keep their values)
+    "convolve": [(lambda xp, x, y, m=m: xp.convolve(x, y, m), [rand(n), rand(k)])
+                 for m in ("full", "same", "valid") for n, k in ((5, 3), (2, 4), (3, 3))],
+    "correlate": [(lambda xp, x, y, m=m: xp.correlate(x, y, m), [rand(n), rand(k)])
+                  for m in ("full", "same", "valid") for n, k in ((5, 3), (2, 4), (4, 4))],
+    "cov": [(lambda xp, x: xp.cov(x), [rand(3, 5)]),
+            (lambda xp, x, y: xp.cov(x, y, rowvar=False, ddof=0), [rand(5, 2), rand(5)]),
+            (lambda xp, x: xp.cov(x, bias=True), [rand(6)])],
+    "corrcoef": [(lambda xp, x: xp.corrcoef(x), [rand(3, 5)]),
+                 (lambda xp, x, y: xp.corrcoef(x, y, rowvar=False), [rand(5, 2), rand(5, 1)])],
 }
 
 
@@ -475,10 +485,11 @@ def test_an_integer_result_used_as_an_index_needs_no_gradient():
     np.testing.assert_array_equal(x.grad.asnumpy(), [3.0, 1.0, 2.0])
 
 
-def test_only_a_users_numpy_gradient_is_not_built():
-    """Every differentiable built-in op has a rule; user_gradient (second order through a
-    registered NumPy gradient) is the one left: test_autograd_numeric checks its message."""
-    assert NOT_BUILT == ("user_gradient",)
+def test_only_a_users_numpy_gradient_interp_and_gradient_are_not_built():
+    """Every differentiable built-in op has a rule but user_gradient (second order through a
+    registered NumPy gradient: test_autograd_numeric checks its message), interp and
+    gradient (tests/ndarray/test_math_extra.py checks theirs)."""
+    assert NOT_BUILT == ("user_gradient", "interp", "gradient")
 
 
 def test_unsupported_variants_refuse_clearly():

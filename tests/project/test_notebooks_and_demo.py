@@ -1,6 +1,7 @@
 """The newcomer's path: every notebook is stored run top to bottom with its outputs, runs again
 the same way (profiles that show ops, plots that are drawn), and the quickstart demo works."""
 import copy
+import json
 import os
 import pathlib
 import re
@@ -98,19 +99,90 @@ def test_notebooks_exist():
     assert {p.name for p in NOTEBOOKS} >= {"quickstart.ipynb", "custom_op.ipynb", "autograd.ipynb"}
 
 
-def test_quickstart_demo_writes_profile_and_timeline(tmp_path):
+def run_demo(*args, cwd):
+    """``python -m ndengine ARGS`` under the defaults a newcomer gets (none of the suite's
+    NDENGINE_ settings), on the default engine."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NDENGINE_")}
+    env["NDENGINE_ENGINE_TYPE"] = "ThreadedEnginePerDevice"
+    return subprocess.run([sys.executable, "-m", "ndengine", *args], capture_output=True,
+                          text=True, timeout=300, env=env, cwd=cwd)
+
+
+def op_events(trace_path):
+    """The complete events (one per op run) of a Chrome trace the demo wrote."""
+    trace = json.loads(trace_path.read_text())
+    workers = {(e["pid"], e["tid"]): e["args"]["name"] for e in trace["traceEvents"]
+               if e["name"] == "thread_name"}
+    return [dict(e, worker=workers[e["pid"], e["tid"]]) for e in trace["traceEvents"]
+            if e["ph"] == "X"]
+
+
+def overlapping_workers(events):
+    """The worker threads whose ops ran at the same time as an op of another worker thread."""
+    ops = [e for e in events if e["worker"].startswith("ndengine-") and e["cat"] == "operator"]
+    return {e["worker"] for e in ops for f in ops if e["worker"] != f["worker"]
+            and e["ts"] < f["ts"] + f["dur"] and f["ts"] < e["ts"] + e["dur"]}
+
+
+def test_quickstart_demo_shows_the_engine_and_fusion(tmp_path):
+    """Part 1's profile has ops of the two chains on two worker threads at the same time; part
+    2's profile has the whole element-wise chain as one fused op; both pictures are drawn."""
     pytest.importorskip("matplotlib")
-    env = dict(os.environ, NDENGINE_ENGINE_TYPE="ThreadedEnginePerDevice")
-    result = subprocess.run(
-        [sys.executable, "-m", "ndengine", "--out", str(tmp_path), "--size", "400000",
-         "--steps", "3"], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    steps = 8
+    result = run_demo("--out", str(tmp_path), "--size", "400000", "--matrix", "600",
+                      "--steps", str(steps), "--repeat", "1", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
-    for expected in ("NumPy", "ndengine", "speed-up", "ThreadedEnginePerDevice", "workers",
-                     "profile.json", "timeline.png"):
+    for expected in ("NumPy", "ndengine", "first run", "best", "speed-up", "steady state",
+                     "ThreadedEnginePerDevice", "workers", "profile.json", "timeline.png",
+                     "fusion_profile.json", "fusion_timeline.png"):
         assert expected in out, (expected, out)
-    assert (tmp_path / "profile.json").stat().st_size > 0
-    assert (tmp_path / "timeline.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for picture in ("timeline.png", "fusion_timeline.png"):
+        assert (tmp_path / picture).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", picture
+
+    engine_ops = op_events(tmp_path / "profile.json")
+    assert "mean" in {e["name"] for e in engine_ops}  # reductions: not fused, pushed one by one
+    assert len(overlapping_workers(engine_ops)) >= 2, engine_ops
+
+    fused = [re.fullmatch(r"fused (\d+) ops", e["name"])
+             for e in op_events(tmp_path / "fusion_profile.json")]
+    sizes = [int(m.group(1)) for m in fused if m]
+    assert sizes and max(sizes) >= 2 * steps, sizes  # exp and sin of every step in one op
     # nothing on stderr but, on a cold first run, the one notice of time spent compiling
     assert [line for line in result.stderr.splitlines()
             if line.strip() and "CompileTimeNotice" not in line] == [], result.stderr
+
+
+def test_demo_help_is_plain_text_with_defaults_and_it_has_a_version(tmp_path):
+    from ndengine import __version__
+    help_text = run_demo("--help", cwd=tmp_path)
+    assert help_text.returncode == 0, help_text.stderr
+    assert "``" not in help_text.stdout and ":func:" not in help_text.stdout
+    for option in ("--out", "--size", "--matrix", "--steps", "--repeat", "--ctx", "--version"):
+        assert option in help_text.stdout, option
+    assert "(default: 8000000)" in help_text.stdout and "(default: cpu(0))" in help_text.stdout
+    version = run_demo("--version", cwd=tmp_path)
+    assert version.returncode == 0 and version.stdout.strip() == f"ndengine {__version__}"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--ctx", "gpu0"], "--ctx must look like cpu(0) or gpu(0)"),
+    (["--ctx", "tpu(0)"], "--ctx must look like cpu(0) or gpu(0)"),
+    (["--steps", "0"], "--steps: must be an integer >= 1"),
+    (["--size", "many"], "--size: must be an integer >= 1"),
+])
+def test_demo_rejects_bad_options_before_any_benchmark(tmp_path, argv, message):
+    result = run_demo(*argv, cwd=tmp_path)
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert "NumPy" not in result.stdout and not list(tmp_path.iterdir()), result.stdout
+
+
+def test_demo_rejects_a_device_it_cannot_use_before_any_benchmark(tmp_path):
+    try:
+        import cupy  # noqa: F401
+        pytest.skip("CuPy is installed: gpu(0) may be usable")
+    except ImportError:
+        pass
+    result = run_demo("--ctx", "gpu(0)", "--out", str(tmp_path / "out"), cwd=tmp_path)
+    assert result.returncode == 2 and "--ctx gpu(0): " in result.stderr, result.stderr
+    assert "NumPy" not in result.stdout and not (tmp_path / "out").exists(), result.stdout

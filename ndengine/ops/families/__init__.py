@@ -13,5 +13,7 @@ small stand-ins). Modules, each importing only those above it (and the op model)
 * ``shaping``: tile, repeat, roll, pad, ...; ``selection``: take, choose, ...;
 * ``statistics``: nan-reductions, medians, quantiles, histograms;
 * ``sorting``: sort, argsort, partition, searchsorted, ...; ``fft``: numpy.fft;
-* ``sets``: isin, intersect1d, setdiff1d, setxor1d.
+* ``sets``: isin, intersect1d, setdiff1d, setxor1d;
+* ``math_extra``: convolve, correlate, interp, cov, corrcoef, unravel_index,
+  ravel_multi_index.
 """

@@ -94,9 +94,10 @@ bitwise ops, ``isnan`` & co., ``signbit``, ``isclose``, ``allclose``, ``array_eq
 them (``CREATION``): ``nd.linspace`` with bounds the tape tracks is computed by ops instead,
 and ``nd.full``/``nd.arange`` refuse them (ndarray/creation.py).
 
-Not built (``NOT_BUILT``: backward says "has no gradient rule"): ``user_gradient`` alone,
-the op that runs a user's NumPy gradient: a second order through it (every differentiable
-built-in op has a rule).
+Not built (``NOT_BUILT``: backward says "has no gradient rule"): ``user_gradient``, the
+op that runs a user's NumPy gradient: a second order through it; ``interp`` and
+``gradient`` (NumPy's piecewise interpolation and finite differences; every other
+differentiable built-in op has a rule).
 
 An op registered with a NumPy gradient (``register_op(..., gradient=g)``, ``op.set_gradient``)
 is differentiated by it: ``rule_of(op)``, the tape's lookup, gives a rule pushing one
@@ -110,6 +111,7 @@ from .elementwise import ELEMENTWISE
 from .fft import FFT
 from .indexing import INDEXING
 from .linalg import LINALG
+from .math_extra import MATH_EXTRA
 from .movement import MOVEMENT
 from .reductions import REDUCTIONS
 from .statistics import STATISTICS
@@ -130,7 +132,8 @@ NOT_DIFFERENTIABLE = {
                      "nanargmin", "argsort", "argpartition", "lexsort", "searchsorted",
                      "digitize", "nonzero", "argwhere", "flatnonzero", "unique",
                      "unique_count", "bincount_length", "histogram_bin_count",
-                     "linalg.matrix_rank", "set_routine_size"), "an integer result"),
+                     "linalg.matrix_rank", "set_routine_size", "unravel_index",
+                     "ravel_multi_index"), "an integer result"),
     **dict.fromkeys(("intersect1d", "setdiff1d", "setxor1d"),
                     "a value-sized set of values, as unique's"),
     **dict.fromkeys(("random_method", "random_normal", "random_order", "random_randint",
@@ -140,7 +143,7 @@ NOT_DIFFERENTIABLE = {
 
 CREATION = ("fill", "arange", "linspace", "eye", "indices", "fftfreq", "rfftfreq")
 
-NOT_BUILT = ("user_gradient",)
+NOT_BUILT = ("user_gradient", "interp", "gradient")
 
 
 def _constant(f, grads, inputs, outputs, params):
@@ -162,6 +165,7 @@ RULES = {
     **FFT,
     **MOVEMENT,
     **INDEXING,
+    **MATH_EXTRA,
     **dict.fromkeys(NOT_DIFFERENTIABLE, _constant),
 }
 
@@ -169,7 +173,8 @@ RULES = {
 # rules that assume real values: a complex input raises at backward
 REAL_ONLY = ("linalg.inv", "linalg.det", "linalg.slogdet", "linalg.solve", "linalg.cholesky",
              "linalg.eigh", "linalg.eigvalsh", "linalg.svd", "linalg.svdvals", "linalg.qr",
-             "linalg.pinv", "linalg.matrix_power", "linalg.lstsq")
+             "linalg.pinv", "linalg.matrix_power", "linalg.lstsq", "convolve", "correlate",
+             "cov", "corrcoef")
 
 
 def _tape_rule(name, rule):
