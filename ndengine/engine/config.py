@@ -68,27 +68,23 @@ def _bounded(what, minimum):
 def env_int(name, default=None, minimum=None, what=None, environ=None):
     """An integer variable of at least ``minimum``; ``what`` describes it in the error (default
     "an integer >= minimum")."""
-    text = env_text(name, environ=environ)
-    if text is None:
-        return default
-    accepted = what or _bounded("an integer", minimum)
-    try:
-        number = int(text)
-    except ValueError:
-        raise _bad(name, accepted, text) from None
-    if minimum is not None and number < minimum:
-        raise _bad(name, accepted, text)
-    return number
+    return _env_number(name, int, "an integer", default, minimum, what, environ)
 
 
 def env_float(name, default=None, minimum=None, what=None, environ=None):
     """A finite number of at least ``minimum`` (nan and inf are refused)."""
+    return _env_number(name, float, "a number", default, minimum, what, environ)
+
+
+def _env_number(name, parse, kind, default, minimum, what, environ):
+    """``parse(text)`` of the variable, finite and at least ``minimum``, else ``default``
+    when unset; ``kind`` names what it must be in the error."""
     text = env_text(name, environ=environ)
     if text is None:
         return default
-    accepted = what or _bounded("a number", minimum)
+    accepted = what or _bounded(kind, minimum)
     try:
-        number = float(text)
+        number = parse(text)
     except ValueError:
         raise _bad(name, accepted, text) from None
     if not math.isfinite(number) or (minimum is not None and number < minimum):
