@@ -7,6 +7,12 @@ smallest size at which ndengine is not slower than NumPy.
     python bench/scalar_chain.py [--steps 2000] [--repeat 7] [--quick] [--no-torch]
                                  [--torch-threads N]
     python bench/scalar_chain.py --sweep [--quick] [--max-size N] [--work N]
+    python bench/scalar_chain.py --sizes [N ...] [--quick] [--work N] [--kinds ...]
+
+``--sizes`` (default 1k, 10k, 100k, 1M) times the chain at each size on every engine kind with
+both scalar kinds, beside NumPy, in interleaved rounds, and prints us per pushed op (a step is
+three) and the ratio to NumPy, against the targets of issue 28: at most 0.8x NumPy at 100k
+elements (the chain may be fused there), not slower from 10k on, at most 2x at 1k.
 
 a = -0.5, b = 0.1: with a = +0.5 the chain overflows to inf within a few steps (exp(x/2 + 0.1)
 > x for every x), which leaves nothing to check; -0.5 costs the same ops and converges, so every
@@ -31,6 +37,9 @@ TARGET_RATIO = 4.0  # x NumPy, both scalar kinds, every engine
 TARGET_CROSSOVER = 100_000  # elements
 SWEEP_SIZES = (1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000, 3_000_000,
                10_000_000)
+SIZES_DEFAULT = (1_000, 10_000, 100_000, 1_000_000)
+# issue 28: the largest ratio to NumPy allowed at each size (sizes not named: none)
+SIZE_TARGETS = {1_000: 2.0, 10_000: 1.0, 100_000: 0.8, 1_000_000: 0.8}
 SCALARS = {"Python float": (SCALE, SHIFT),
            "np.float32": (np.float32(SCALE), np.float32(SHIFT))}
 
@@ -142,6 +151,47 @@ def sweep(args):
         print("(the PyTorch column is x NumPy)")
 
 
+def sizes_table(args):
+    header(f"scalar chain by size: x = exp(x*{SCALE} + {SHIFT}), float32, every engine, both "
+           "scalar kinds, interleaved with NumPy")
+    engines = {kind: engine.create(kind, num_cpu_workers=args.workers) for kind in args.kinds}
+    print(f"{'elements':>10s} {'steps':>6s} {'scalars':>13s} {'implementation':28s} "
+          f"{'us/op':>9s} {'x NumPy':>8s} {'med/best':>9s}")
+    verdicts = []
+    for size in args.sizes:
+        # about the same work per size; enough steps that the first ones' costs average out
+        steps = max(20, min(args.steps, int(args.work // size)))
+        fns = {}
+        for scalars, (a, b) in SCALARS.items():
+            want = numpy_run(size, steps, a, b)
+            fns["NumPy", scalars] = lambda a=a, b=b: numpy_run(size, steps, a, b)
+            for kind, eng in engines.items():
+                engine.set_engine(eng)
+                check_close(f"{kind} ({scalars}, {size})",
+                            ndengine_run(size, steps, a, b).asnumpy(), want)
+                fns[kind, scalars] = on_engine(
+                    eng, lambda a=a, b=b: ndengine_run(size, steps, a, b))
+        timings = best_of_interleaved(fns, args.repeat)
+        worst = 0.0
+        for scalars in SCALARS:
+            base = timings["NumPy", scalars].best
+            for name in ["NumPy", *engines]:
+                timing = timings[name, scalars]
+                ratio = timing.best / base
+                if name != "NumPy":
+                    worst = max(worst, ratio)
+                label = "NumPy" if name == "NumPy" else f"ndengine {name}"
+                print(f"{size:10d} {steps:6d} {scalars:>13s} {label:28s} "
+                      f"{timing.best / steps / 3 * 1e6:9.2f} {ratio:8.2f} {timing.spread:9.2f}")
+        if size in SIZE_TARGETS:
+            verdicts.append(ratio_line(f"worst engine and scalar kind at {size} elements, "
+                                       "issue 28", worst, SIZE_TARGETS[size]))
+    for eng in engines.values():
+        eng.notify_shutdown()
+    for line in verdicts:
+        print(line)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=2000)
@@ -149,6 +199,9 @@ def main(argv=None):
     parser.add_argument("--workers", type=int, default=None, help="CPU workers (default: cores)")
     parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
     parser.add_argument("--sweep", action="store_true", help="size sweep on the default engine")
+    parser.add_argument("--sizes", nargs="*", type=int, default=None,
+                        help="a table over these sizes (none given: 1k 10k 100k 1M), every "
+                             "engine, both scalar kinds")
     parser.add_argument("--work", type=float, default=2e7,
                         help="sweep: elements x steps per run (sets the steps per size)")
     parser.add_argument("--max-size", type=int, default=SWEEP_SIZES[-1], help="sweep: largest")
@@ -158,11 +211,17 @@ def main(argv=None):
     parser.add_argument("--torch-threads", type=int, default=1,
                         help="PyTorch's intra-op threads (0: its own default, one per core)")
     args = parser.parse_args(argv)
+    if args.sizes is not None and not args.sizes:
+        args.sizes = list(SIZES_DEFAULT)
     if args.quick:
         args.steps, args.repeat = 200, 2
         if args.sweep:
             args.work, args.max_size, args.repeat = 5e5, 100_000, 1
-    if args.sweep:
+        if args.sizes:
+            args.work = 2e7
+    if args.sizes:
+        sizes_table(args)
+    elif args.sweep:
         sweep(args)
     else:
         compare(args)

@@ -15,7 +15,7 @@ import sys
 import numba
 import numpy as np
 
-from . import engine
+from . import compiled_core, engine
 from .core import lazy
 from .engine import devices
 from .ops.fusion import codegen
@@ -79,7 +79,8 @@ def runtime_info() -> dict:
                    "gpu_workers": current.num_gpu_workers,
                    "copy_workers": current.num_copy_workers, "bulk_size": current.bulk_size,
                    "fusion": lazy.ENABLED},
-        "core": "pure Python (no compiled core)",
+        "core": {"runs": compiled_core.STATE["core"], "why": compiled_core.STATE["reason"],
+                 "modules": len(compiled_core.STATE["modules"])},
         "numba": {"threading_layer": _threading_layer(), "num_threads": numba.get_num_threads(),
                   "jit_after": deferred_loops.jit_after(),
                   "compile": compile_log.totals()},

@@ -27,7 +27,7 @@ from ..engine import devices as _devices
 from . import fp_errors as _fp
 from . import gpu as _gpu
 from . import storage
-from .chunk import SMALL_BYTES, Chunk, SmallChunk, flush_window_of as _flush_window_of
+from .chunk import COMPILED, SMALL_BYTES, Chunk, SmallChunk, flush_window_of as _flush_window_of
 from .tape import RECORDING as _RECORDING, note_view as _note_view
 
 __all__ = ["NDArray", "RawArray", "new_array", "array_on", "c_strides", "COPY_REFUSED"]
@@ -397,7 +397,13 @@ _set_strides = RawArray.__dict__["_strides"].__set__
 _set_view_cache = RawArray.__dict__["_view_cache"].__set__
 
 
+# An array's slots are written as a RawArray's, never through NDArray's checked __setattr__:
+# interpreted, the array is made a RawArray, written, then made an NDArray (a class change costs
+# less than a descriptor call per slot); compiled, RawArray is an extension type (a class change
+# is refused) whose typed slot writes never reach __setattr__: the array is an NDArray at once.
 _new_object = object.__new__
+_new_ndarray = RawArray.__new__
+_new_small_chunk = SmallChunk.__new__
 _np_empty = np.empty
 _ArrayMemoryError = np._core._exceptions._ArrayMemoryError
 # a CPU array larger than this raises MemoryError at the call (storage.host_memory_bytes)
@@ -407,19 +413,20 @@ _host_bytes = storage.HOST_MEMORY_BYTES or float("inf")
 def new_array(shape, dtype, ctx, engine=None):
     """A fresh NDArray with a fresh chunk: a small CPU array gets its NumPy memory now, any
     other no memory until an op writes it."""
-    arr = _new_object(RawArray)
+    arr = _new_ndarray(NDArray) if COMPILED else _new_object(RawArray)  # see _new_ndarray
     arr.shape = shape
     arr.dtype = dtype
     nbytes = dtype.itemsize
     for n in shape:
         nbytes *= n
     if nbytes <= SMALL_BYTES and ctx.device_type == "cpu":
-        chunk = _new_object(SmallChunk)  # its var: at its first use (SmallChunk)
-        chunk.ctx = ctx
-        chunk.nbytes = nbytes
-        chunk.window = None  # the open segment window that touches it (segment.py)
-        chunk.data = arr._view_cache = _np_empty(shape, dtype)
-        arr._chunk = chunk
+        small = _new_small_chunk(SmallChunk)
+        small._var = None  # made at its first use (SmallChunk)
+        small.ctx = ctx
+        small.nbytes = nbytes
+        small.window = None  # the open segment window that touches it (segment.py)
+        small.data = arr._view_cache = _np_empty(shape, dtype)
+        arr._chunk = small
     else:
         if ctx.device_type != "cpu":
             _devices.check(ctx)  # a GPU that cannot be used says why, at the call
@@ -429,21 +436,23 @@ def new_array(shape, dtype, ctx, engine=None):
         arr._view_cache = None
     arr._offset = 0
     arr._strides = None
-    arr.__class__ = NDArray
+    if not COMPILED:
+        arr.__class__ = NDArray
     return arr
 
 
 def array_on(chunk, shape, dtype, offset=0, strides=None):
     """A new NDArray viewing ``chunk`` (byte ``offset``, byte ``strides``; None: the whole
     chunk, C-contiguous)."""
-    arr = _new_object(RawArray)
+    arr = _new_ndarray(NDArray) if COMPILED else _new_object(RawArray)
     arr.shape = shape
     arr.dtype = dtype
     arr._chunk = chunk
     arr._offset = offset
     arr._strides = strides
     arr._view_cache = None
-    arr.__class__ = NDArray
+    if not COMPILED:
+        arr.__class__ = NDArray
     return arr
 
 

@@ -5,7 +5,8 @@
 They call the pipeline's ``invoke``, so they are defined here, above it, and `install` sets
 them on the type (array.py, which imports nothing above it); the package's ``__init__`` runs
 it once, as the API layer sets its operators. A basic key gives a view (array.py's
-``_stand_in_view``); an advanced key, or an int for every axis, a pushed ``take_index``. A
+``_stand_in_view``); an advanced key, or an int for every axis, a pushed ``take_index``
+(with its key in the plan memo's form: ops/families/indexing.py's ``memo_key``). A
 write by index is a pushed ``copy`` into the view, or ``assign_index`` into the array;
 while recording, autograd tapes it (tape.record_write). No state.
 """
@@ -14,6 +15,7 @@ import numpy as np
 from .. import ops
 from ..engine import Context
 from ..ops.dtypes import check_scalar_into
+from ..ops.families.indexing import memo_key as _memo_key
 from . import tape as _tape
 from .array import NDArray, new_array as _new_array
 from .keys import (drop_leading_ones as _drop_leading_ones, is_basic_key as _is_basic_key,
@@ -87,7 +89,7 @@ def _getitem(self, key):
         return self._stand_in_view(key)
     # advanced keys, and an int for every axis (NumPy's scalar): a copy, which a later
     # ``v += 1`` changes alone, and which autograd's tape sees as no view of self
-    return invoke(ops.get("take_index"), [self], {"key": key})[0]
+    return invoke(ops.get("take_index"), [self], {"key": _memo_key(key, self.shape)})[0]
 
 
 def _basic_view(self, key, taped=True):
@@ -149,7 +151,8 @@ def _setitem(self, key, value):
                             f"1-dimensional input, input has {len(value.shape)} dimensions")
         if _RECORDING[0] and _tape.record_write(invoke, self, key, value):
             return  # autograd recorded the write
-        invoke(ops.get("assign_index"), [self, value], {"key": key}, out=self)
+        invoke(ops.get("assign_index"), [self, value], {"key": _memo_key(key, self.shape)},
+               out=self)
 
 
 def _converted_value(self, key, value, target):

@@ -23,16 +23,33 @@ not counted in ``storage.stats``.
 wait or a direct use of its var: the chunk reaches its window, never segment.py.
 """
 import os
+import sys
 import threading
+import types
 
 from .. import engine as _engine_mod
 from ..engine.config import env_int
 from . import storage
 
-__all__ = ["Chunk", "SmallChunk", "SMALL_BYTES", "flush_window_of"]
+__all__ = ["Chunk", "SmallChunk", "SMALL_BYTES", "COMPILED", "ARGUMENT_REFS", "flush_window_of"]
 
 # Arrays up to this size: NumPy's memory (SmallChunk), and run in the pushing thread when ready.
 SMALL_BYTES = env_int("NDENGINE_INLINE_MAX_BYTES", 1 << 16, minimum=0)
+
+
+def _argument_refs():
+    """References that passing an object to a function adds: 1 interpreted (the evaluation
+    stack's), 0 compiled (Cython passes its argument borrowed). Measured, not assumed."""
+    probe = object()
+    return _getrefcount(probe) - 1
+
+
+_getrefcount = sys.getrefcount
+# The core runs compiled (ndengine/compiled_core.py): its functions are not Python functions
+# and push no frames (a walk of the stack sees none of them).
+COMPILED = not isinstance(_argument_refs, types.FunctionType)
+# what ``sys.getrefcount(x)`` counts beyond x's holders, from the core's compiled code or not
+ARGUMENT_REFS = _argument_refs()
 
 
 class Chunk:
@@ -71,27 +88,30 @@ class Chunk:
 
 class SmallChunk:
     """A small CPU array's storage: one engine var and ``data``, a NumPy array of the array's
-    shape and dtype (see the module docstring). The var is made at its first use (``var``
-    unset until then): an array made and dropped inside one segment window never needs one,
+    shape and dtype (see the module docstring). The var is made at its first use (``_var``
+    None until then): an array made and dropped inside one segment window never needs one,
     and a tiny op's new var cost about a tenth of the op."""
 
-    __slots__ = ("var", "ctx", "nbytes", "data", "window", "__weakref__")
+    __slots__ = ("_var", "ctx", "nbytes", "data", "window", "__weakref__")
 
     def allocate(self):
         return self.data
 
-    def __getattr__(self, name):  # called only for an unset slot: ``var`` before its first use
-        if name != "var":
-            raise AttributeError(name)
-        with _var_lock[0]:  # two threads' first uses make one var
-            try:
-                return _small_var.__get__(self, SmallChunk)
-            except AttributeError:
-                var = self.var = _engine_mod.get().new_variable()
-                return var
+    @property
+    def var(self):
+        var = self._var
+        if var is None:
+            with _var_lock[0]:  # two threads' first uses make one var
+                var = self._var
+                if var is None:
+                    var = self._var = _engine_mod.get().new_variable()
+        return var
+
+    @var.setter
+    def var(self, var):
+        self._var = var
 
 
-_small_var = SmallChunk.__dict__["var"]  # the slot itself: reads it without __getattr__
 # reentrant: the cyclic GC may run a finalizer that uses a var inside the locked section
 _var_lock = [threading.RLock()]
 

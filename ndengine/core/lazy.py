@@ -67,7 +67,7 @@ from ..engine.config import env_bool, env_int
 from ..ops.fusion.program import FUSIBLE_OPS, TAIL_REDUCTIONS
 from . import fp_errors as _fp
 from .array import NDArray, array_on as _array_on
-from .chunk import Chunk
+from .chunk import ARGUMENT_REFS, COMPILED, Chunk
 from .lazy_run import FusedRun, program_stats
 from .segment import (WindowBase, flush_full, flush_locked, flush_touching,
                       open_window_locked, thread_segment)
@@ -89,8 +89,11 @@ WORK_ELEMENTS = 1 << 13
 _INLINE, _WORKER = FnProperty.ASYNC, FnProperty.NORMAL
 _object_setattr = object.__setattr__
 _CLOSED = "closed"  # a released window's ``bulk``: its op is the engine's alone
-_HELD_BY_WINDOW = 3  # refs to a dead fresh chunk in `seal`: the entry, the loop, getrefcount's
+# refs to a dead fresh chunk in `seal`: the entry, the loop, and getrefcount's argument if any
+_HELD_BY_WINDOW = 2 + ARGUMENT_REFS
 _getrefcount = sys.getrefcount
+# frames of record, pipeline._fuse_or_push and invoke (compiled, they push none)
+_OWN_FRAMES = 0 if COMPILED else 3
 _WEAK = (bool, int, float)
 _STATIC = {"copy": frozenset(("dtype",)), "round": frozenset(("decimals", "dtype")),
            "clip": frozenset(("a_min", "a_max", "dtype"))}
@@ -254,7 +257,7 @@ def record(engine, ctx, op, plan, key, inputs, params, output, fresh):
     flush_touching(inputs, segment)  # another thread's open window on the arrays goes first
     if not fresh:
         flush_touching((output,), segment)
-    origin = _engine_mod.caller_origin(3)  # record, pipeline._fuse_or_push and invoke
+    origin = _engine_mod.caller_origin(_OWN_FRAMES)
     shape = output.shape
     if op.name in TAIL_REDUCTIONS:
         return fresh and _record_tail(segment, engine, ctx, op, plan, key, inputs[0], params,

@@ -193,18 +193,19 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
     for x in inputs:
         kind = type(x)
         if kind is NDArray:
-            chunk = x._chunk
+            arr = x
+            chunk = arr._chunk
             if chunk.ctx is not ctx:
                 if ctx is None:
                     ctx = chunk.ctx
                 elif ctx_check:
                     _different_contexts(op, ctx, chunk.ctx)
             reads.append(chunk if gathering else chunk.var)
-            key += (x.dtype, x.shape, x._strides)  # _strides None: C-contiguous
+            key += (arr.dtype, arr.shape, arr._strides)  # _strides None: C-contiguous
             if small:
                 if type(chunk) is _SmallChunk:  # its memory exists: the run gets the view
-                    view = x._view_cache
-                    args.append(view if view is not None else x._data())
+                    view = arr._view_cache
+                    args.append(view if view is not None else arr._data())
                 else:
                     args.append(x)
                     pooled = True
@@ -216,7 +217,7 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
             args.append(x)
     if ctx is None:
         ctx = current_context()
-    plan, key = _plan(op, inputs, params, out, ctx, ctx_check, key)
+    plan, plan_key = _plan(op, inputs, params, out, ctx, ctx_check, key)
     device = ctx.device_type
     binds_pool = None  # whether pool buffers are bound at the push (_binds_pool_buffers)
     if pooled:  # bound at the push, or not small
@@ -239,7 +240,7 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
                 small = False
     else:
         outputs, writes, outs, req, plan, cast_into, small = _make_outputs(
-            op, inputs, params, out, ctx, engine, plan, key, gathering, small, binds_pool)
+            op, inputs, params, out, ctx, engine, plan, plan_key, gathering, small, binds_pool)
     run = None
     if small and cast_into is None and device == "cpu":
         run = BoundRun(plan.run, args, outs, req, params, reads, writes, op.name,
@@ -247,7 +248,7 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
         if gathering and not extra_writes and not overwrites:  # MXNet's BulkAppend
             _segment.append(engine, ctx, run, outputs, out is None, bulk_size)
             return outputs
-    return _fuse_or_push(op, inputs, params, out, ctx, engine, plan, key, gathering, small,
+    return _fuse_or_push(op, inputs, params, out, ctx, engine, plan, plan_key, gathering, small,
                          run, reads, writes, outputs, req, cast_into, extra_writes, overwrites)
 
 
@@ -269,22 +270,22 @@ def _plan(op, inputs, params, out, ctx, ctx_check, key):
             _different_contexts(op, ctx, out._chunk.ctx)
         aliases = _aliases(inputs, out)
         key.append((out.dtype, out.shape, out._strides, aliases, None))
-    key = tuple(key)
+    call_key = tuple(key)
     device = ctx.device_type
     plan = None
     if device == "cpu":
         try:
-            plan = op.plans.get(key)
+            plan = op.plans.get(call_key)
         except TypeError:  # unhashable params: op.plan builds this call's own plan
             pass
     if plan is None:
         if out is not None and op.kind in _UFUNC_KINDS:
             _check_ufunc_cast(op, inputs, params, out)  # NumPy checks the cast first
-        plan = op.plan(inputs, params, key=key, target=out, aliases=aliases, device=device)
+        plan = op.plan(inputs, params, key=call_key, target=out, aliases=aliases, device=device)
     check = plan.check
     if check is not None:
         check(inputs, params)
-    return plan, key
+    return plan, call_key
 
 
 def _make_outputs(op, inputs, params, out, ctx, engine, plan, key, gathering, small,

@@ -75,6 +75,7 @@ from .. import engine as _engine_mod
 from ..engine import FnProperty
 from . import fp_errors as _fp
 from .array import NDArray
+from .chunk import ARGUMENT_REFS, COMPILED
 
 __all__ = ["append", "flush_before", "flush_touching", "flush_own", "flush_all",
            "flush_window", "thread_segment", "open_window_locked", "flush_locked", "WindowBase",
@@ -90,9 +91,11 @@ _CLOSED = "closed"  # a released window's ``bulk``
 # 4 MiB came out a few percent ahead; unbounded (64 ops, 16 MiB) fell behind again.
 WINDOW_BYTES = 4 << 20
 # references to a dead fresh chunk during Window.vars, besides its ops' (its role counts
-# those): the fresh list, its role's key, the loop, getrefcount's argument
-_HELD_BY_WINDOW = 4
+# those): the fresh list, its role's key, the loop, and getrefcount's argument if it has one
+_HELD_BY_WINDOW = 3 + ARGUMENT_REFS
 _getrefcount = sys.getrefcount
+# frames of append and invoke, known to be the package's (compiled, they push none)
+_OWN_FRAMES = 0 if COMPILED else 2
 _tls = threading.local()
 _OPEN = set()  # segments with an open window (strong references: see the module docstring)
 _OPEN_LOCK = threading.Lock()
@@ -192,29 +195,37 @@ class _Bulk:
             return  # pushed again after a Ctrl-C cut its first push short: it ran already
         self.ran = True
         engine = self.engine
-        check = engine.any_failed(self.reads) or engine.any_failed(self.writes)
-        fp = token = None  # NumPy's error state: set once per run of ops pushed under one
-        try:
-            for node in self.nodes:
-                if check and engine.inherit_failure(_vars(node.reads), _vars(node.writes)):
-                    continue  # skipped, its outputs failed, exactly as the op alone would be
-                if node.fp is not fp:
-                    if token is not None:
-                        _fp.reset_state(token)
-                    fp = node.fp
-                    token = _fp.set_state(fp.run_state)
-                try:
-                    node.run(node.args, node.outs, node.req, node.params)  # node(run_ctx)
-                except Exception as exc:  # noqa: BLE001 - kept on this op's outputs, as alone
-                    engine.fail_part(_vars(node.writes), exc, node.name, node.origin)
-                    check = True
-                if _fp_kept:
-                    _fp.inherit(node.reads, node.writes)
-                if _fp_messages:
-                    _fp.collect(fp, node.writes, node.origin)
-        finally:
-            if token is not None:
-                _fp.reset_state(token)
+        run_gathered(engine, self.nodes,
+                     engine.any_failed(self.reads) or engine.any_failed(self.writes))
+
+
+def run_gathered(engine, nodes, check):
+    """Run a window's ``nodes`` (BoundRuns) in push order, each under the NumPy error state
+    of its push (set once per run of ops pushed under one). A failing op fails its outputs
+    and the ops after it still run; once any input may have failed (``check``), an op whose
+    inputs failed is skipped and its outputs fail, exactly as each op alone would be."""
+    fp = token = None
+    try:
+        for node in nodes:
+            if check and engine.inherit_failure(_vars(node.reads), _vars(node.writes)):
+                continue
+            if node.fp is not fp:
+                if token is not None:
+                    _fp.reset_state(token)
+                fp = node.fp
+                token = _fp.set_state(fp.run_state)
+            try:
+                node.run(node.args, node.outs, node.req, node.params)  # node(run_ctx)
+            except Exception as exc:  # noqa: BLE001 - kept on this op's outputs, as alone
+                engine.fail_part(_vars(node.writes), exc, node.name, node.origin)
+                check = True
+            if _fp_kept:
+                _fp.inherit(node.reads, node.writes)
+            if _fp_messages:
+                _fp.collect(fp, node.writes, node.origin)
+    finally:
+        if token is not None:
+            _fp.reset_state(token)
 
 
 def _vars(chunks):
@@ -232,7 +243,7 @@ def append(engine, ctx, run, outputs, fresh, bulk_size):
         _flush_foreign(chunk.window, segment)
     if not fresh:
         flush_touching(outputs, segment)
-    run.origin = _engine_mod.caller_origin(2)  # append and invoke are the package's
+    run.origin = _engine_mod.caller_origin(_OWN_FRAMES)
     with segment.lock:
         window = open_window_locked(segment, Window, engine, ctx)
         roles = window.roles

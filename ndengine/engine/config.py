@@ -13,6 +13,8 @@ Read when an engine is created (engine/__init__.py, core.py):
                                     an integer >= 1 (10000)
     NDENGINE_BULK_SIZE              tiny ops gathered into one push: an integer >= 1 (64)
 Read at import:
+    NDENGINE_PURE_PYTHON            boolean: run the pure-Python core even where the compiled
+                                    one is built (ndengine/compiled_core.py; default off)
     NDENGINE_FULL_STACKS            boolean: errors note the whole stack of the push, not just
                                     its line (errors.py; default off)
     NDENGINE_FAKE_GPUS              fake GPUs: an integer >= 0 (devices.py; 0)

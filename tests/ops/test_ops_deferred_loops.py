@@ -1,11 +1,13 @@
-"""Deferred Numba loops (ops/runtime/deferred_loops.py): the exact state after each transition, the
-results unchanged across the switch from NumPy's loop to Numba's, and every deferring op's
-Numba loop equal to NumPy's ufunc (the loop most of the suite's short-lived signatures run)."""
+"""Deferred Numba loops (ops/runtime/deferred_loops.py): the exact state after each transition,
+the faster of the two loops measured once and kept, the results unchanged across the switch
+from NumPy's loop to Numba's, and every deferring op's Numba loop equal to NumPy's ufunc (the
+loop most of the suite's short-lived signatures run)."""
 import itertools
 import os
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -17,13 +19,19 @@ from ndengine.ops.elementwise import operators as elementwise
 
 
 
-class FakeNumbaLoop:
-    """A Numba dispatcher's two calls: compile(signature) and the call itself."""
+# a fake loop's cost per call: the slower loop of a trial (the faster one costs ~1 us)
+SLOW = 0.002
 
-    def __init__(self, compile_error=None):
+
+class FakeNumbaLoop:
+    """A Numba dispatcher's two calls: compile(signature) and the call itself (``delay``:
+    seconds each call takes)."""
+
+    def __init__(self, compile_error=None, delay=0.0):
         self.calls = 0
         self.compiled = []
         self.compile_error = compile_error
+        self.delay = delay
 
     def compile(self, signature):
         if self.compile_error:
@@ -32,16 +40,23 @@ class FakeNumbaLoop:
 
     def __call__(self, x, out):
         self.calls += 1
+        if self.delay:
+            time.sleep(self.delay)
         out[:] = x + 1
 
 
 class FakeNumpyLoop:
-    def __init__(self, refuse=False):
+    """NumPy's loop; slower than the fake Numba loop unless ``delay`` says otherwise."""
+
+    def __init__(self, refuse=False, delay=SLOW):
         self.calls = 0
         self.refuse = refuse
+        self.delay = delay
 
     def __call__(self, x, out):
         self.calls += 1
+        if self.delay:
+            time.sleep(self.delay)
         if self.refuse:
             raise TypeError("no loop for these operands")
         np.add(x, 1, out=out)
@@ -75,13 +90,15 @@ def test_numpy_runs_until_the_count_then_numba_compiles_and_runs(jit_after):
     assert (numpy.calls, numba.calls, numba.compiled) == (3, 0, [])
     _call(slot)  # the 4th call queues the compile (for its operand types), runs NumPy's loop
     assert compile_queue.drain(30)
-    assert dl.state_of(numba, DTYPES) == (dl.READY, 4)
+    assert dl.state_of(numba, DTYPES) == (dl.MEASURING, 4)
     assert len(numba.compiled) == 1 and len(numba.compiled[0]) == 2  # (x, out) types
     assert (numpy.calls, numba.calls) == (4, 0)
+    _call(slot)  # times both loops (TRIAL_ROUNDS each), then runs the faster: Numba's
+    rounds = dl.TRIAL_ROUNDS
+    assert dl.state_of(numba, DTYPES)[0] == dl.READY
+    assert slot[0] is numba and (numpy.calls, numba.calls) == (4 + rounds, 1 + rounds)
     _call(slot)
-    assert slot[0] is numba and (numpy.calls, numba.calls) == (4, 1)
-    _call(slot)
-    assert (numpy.calls, numba.calls, len(numba.compiled)) == (4, 2, 1)
+    assert (numpy.calls, numba.calls, len(numba.compiled)) == (4 + rounds, 2 + rounds, 1)
     # a plan bound later gets the compiled loop at once
     assert dl.bind(numba, numpy, DTYPES)[0] is numba
 
@@ -101,7 +118,7 @@ def test_the_compile_runs_on_the_compile_thread(jit_after):
     _call(slot, 2)
     assert compile_queue.drain(30)
     _call(slot)
-    assert threads == ["ndengine-compile"] and numba.calls == 1
+    assert threads == ["ndengine-compile"] and numba.calls == 1 + dl.TRIAL_ROUNDS
 
 
 def test_count_zero_compiles_at_the_first_call(jit_after):
@@ -109,8 +126,63 @@ def test_count_zero_compiles_at_the_first_call(jit_after):
     numba, numpy = FakeNumbaLoop(), FakeNumpyLoop()
     slot = dl.bind(numba, numpy, DTYPES)
     _call(slot)
-    assert dl.state_of(numba, DTYPES)[0] == dl.READY
-    assert (numpy.calls, numba.calls, slot[0]) == (0, 1, numba)
+    assert dl.state_of(numba, DTYPES)[0] == dl.MEASURING  # the next call times both loops
+    assert (numpy.calls, numba.calls) == (0, 1)
+    _call(slot)
+    assert dl.state_of(numba, DTYPES)[0] == dl.READY and slot[0] is numba
+
+
+def test_numpys_loop_measured_faster_is_kept_for_good(jit_after):
+    jit_after(0)
+    numba, numpy = FakeNumbaLoop(delay=SLOW), FakeNumpyLoop(delay=0.0)
+    slot = dl.bind(numba, numpy, DTYPES)
+    _call(slot, 2)  # compiles and runs Numba's loop, then times both and keeps NumPy's
+    rounds = dl.TRIAL_ROUNDS
+    assert dl.state_of(numba, DTYPES)[0] == dl.NUMPY_FASTER
+    assert slot[0] is numpy and (numpy.calls, numba.calls) == (1 + rounds, 1 + rounds)
+    _call(slot, 3)
+    assert (numpy.calls, numba.calls) == (4 + rounds, 1 + rounds)
+    assert dl.bind(numba, numpy, DTYPES)[0] is numpy  # a plan bound later gets it at once
+    assert dl.stats()["signatures"].get(dl.NUMPY_FASTER, 0) >= 1
+
+
+def test_general_run_keeps_numpys_loop_where_faster(jit_after):
+    jit_after(0)
+    numba, numpy = FakeNumbaLoop(delay=SLOW), FakeNumpyLoop(delay=0.0)
+    loop = dl.deferred(numba, numpy)
+    x = np.arange(3.0)
+    types = dl.call_types(x, np.empty(3))
+    for _ in range(4):
+        out = np.empty(3)
+        loop(x, out)
+        np.testing.assert_array_equal(out, x + 1)
+    assert dl.state_of(numba, types)[0] == dl.NUMPY_FASTER
+    assert numba.calls == 1 + dl.TRIAL_ROUNDS and numpy.calls == 3 + dl.TRIAL_ROUNDS
+
+
+@pytest.mark.parametrize("size, timed", [
+    (dl.TRIAL_ELEMENTS + 5, dl.TRIAL_ELEMENTS),
+    (dl.PARALLEL_MIN_SIZE + 5, min(dl.PARALLEL_MIN_SIZE + 5, dl.PARALLEL_TRIAL_ELEMENTS)),
+    (dl.PARALLEL_TRIAL_ELEMENTS + 5, dl.PARALLEL_TRIAL_ELEMENTS)])
+def test_the_trial_cuts_large_operands_and_writes_scratch_only(size, timed):
+    # an in-place call (the output is an input) must not see the trial's writes; a large call
+    # is timed on its first TRIAL_ELEMENTS elements, one that splits over the cores on enough
+    # of them to split
+    seen = []
+
+    class Sizes(FakeNumbaLoop):
+        def __call__(self, x, out):
+            seen.append((x.size, out.size, np.shares_memory(out, x)))
+            super().__call__(x, out)
+
+    numba = Sizes()
+    record = dl._Record(numba, FakeNumpyLoop(delay=0.0))
+    record.state = dl.MEASURING
+    x = np.arange(size, dtype=np.float64)
+    record.run((x, x))  # in place: x += 1 once, by the loop kept
+    np.testing.assert_array_equal(x, np.arange(size) + 1.0)
+    assert seen[:dl.TRIAL_ROUNDS] == [(timed, timed, False)] * dl.TRIAL_ROUNDS
+    assert record.state in (dl.READY, dl.NUMPY_FASTER)
 
 
 def test_numpy_refusing_the_operands_switches_to_numba(jit_after):
@@ -134,6 +206,42 @@ def test_a_failed_compile_keeps_numpys_loop(jit_after):
     assert (numpy.calls, numba.calls) == (5, 0)
 
 
+class TrialClock:
+    """``time`` for deferred_loops whose perf_counter makes each trial round's first loop
+    (Numba's) take ``numba`` seconds and its second (NumPy's) ``numpy``."""
+
+    def __init__(self, numba, numpy):
+        self.steps = itertools.cycle((0.0, numba, numpy))  # start, middle, end of a round
+        self.now = 0.0
+
+    def perf_counter(self):
+        self.now += next(self.steps)
+        return self.now
+
+
+_FRESH_SIZES = itertools.count(1237)  # a size no other plan has: a new plan binds a new slot
+
+
+@pytest.mark.usefixtures("nd_engine")
+@pytest.mark.parametrize("numpy_faster", [True, False], ids=["numpy-faster", "numba-faster"])
+def test_an_ops_measured_loop_is_kept_and_its_values_are_numpys(jit_after, monkeypatch,
+                                                                numpy_faster):
+    jit_after(0)
+    monkeypatch.setattr(dl, "_records", {})
+    a = np.linspace(-3, 3, next(_FRESH_SIZES), dtype=np.float32)
+    x = nd.array(a)
+    float32 = np.dtype(np.float32)
+    loop = elementwise.spec("multiply").numba_loops.serial_array_scalar
+    np.testing.assert_array_equal((x * 0.5).asnumpy(), a * np.float32(0.5))  # compiled
+    assert dl.state_of(loop, (float32,) * 3)[0] == dl.MEASURING
+    monkeypatch.setattr(dl, "time", TrialClock(*((1.0, 0.5) if numpy_faster else (0.5, 1.0))))
+    for _ in range(3):  # measured, then the loop kept (both scalar kinds' plans share it)
+        np.testing.assert_array_equal((x * 0.5).asnumpy(), a * np.float32(0.5))
+        np.testing.assert_array_equal((x * np.float32(0.5)).asnumpy(), a * np.float32(0.5))
+    state, _ = dl.state_of(loop, (float32,) * 3)
+    assert state == (dl.NUMPY_FASTER if numpy_faster else dl.READY)
+
+
 def test_general_run_loops_defer_per_call_dtypes(jit_after):
     jit_after(1)
     numba, numpy = FakeNumbaLoop(), FakeNumpyLoop()
@@ -145,10 +253,12 @@ def test_general_run_loops_defer_per_call_dtypes(jit_after):
     assert dl.state_of(numba, types) == (dl.WAITING, 1)
     loops.serial(x, np.empty(3, np.int8))
     assert compile_queue.drain(30)
-    assert dl.state_of(numba, types) == (dl.READY, 2)
+    assert dl.state_of(numba, types) == (dl.MEASURING, 2)
     loops.serial(x, np.empty(3, np.int8))
+    assert dl.state_of(numba, types)[0] == dl.READY
     loops.serial(x, np.empty(3, np.int8))
-    assert (numpy.calls, numba.calls) == (2, 2)
+    rounds = dl.TRIAL_ROUNDS
+    assert (numpy.calls, numba.calls) == (2 + rounds, 2 + rounds)
 
 
 def test_the_count_is_checked():
@@ -175,7 +285,7 @@ def test_results_are_the_same_before_and_after_the_switch(jit_after):
         np.testing.assert_array_equal((x * y - x).asnumpy(), a * b - a)
         compile_queue.drain(30)
     state, _ = dl.state_of(loop, (*computation, out_dtype))
-    assert state == dl.READY
+    assert state in (dl.READY, dl.NUMPY_FASTER)  # whichever loop measured faster
     np.testing.assert_array_equal(nd.hypot(x, y).asnumpy(), np.hypot(a, b))
 
 

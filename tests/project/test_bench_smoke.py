@@ -32,6 +32,7 @@ def test_benchmark_runs_and_reports_every_engine(script, args):
     ("mlp_step.py", ["--quick", "--kinds", "NaiveEngine", "ThreadedEnginePerDevice"], 1),
     ("scalar_chain.py", ["--quick", "--kinds", "NaiveEngine", "ThreadedEnginePerDevice"], 2),
     ("scalar_chain.py", ["--sweep", "--quick"], 1),
+    ("scalar_chain.py", ["--sizes", "1000", "10000", "--quick", "--kinds", "NaiveEngine"], 2),
 ])
 def test_issue_10_benchmarks_print_ratio_verdicts(script, args, verdicts):
     """Every issue-10 workload prints its ratio to NumPy from the same run and a verdict."""
@@ -65,3 +66,17 @@ def test_autograd_benchmark_runs_and_agrees_with_numpy():
     assert result.returncode == 0, result.stdout + result.stderr
     rows = [line.split() for line in result.stdout.splitlines() if line.startswith("ndengine")]
     assert len(rows) == 2 and all(float(row[-2]) > 0 for row in rows), result.stdout
+
+
+def test_realistic_scripts_agree_with_numpy_and_print_verdicts():
+    """bench/realistic_scripts.py: every script's ndengine result is NumPy's (a differing or
+    raising one gets a FAILED row and exit status 1), a verdict row per script, and the
+    geometric mean's verdict."""
+    result = subprocess.run([sys.executable, str(BENCH / "realistic_scripts.py"), "--quick"],
+                            cwd=BENCH, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    rows = [line for line in lines if line.endswith(("PASS", "MISS")) and "<= " in line
+            and "x NumPy" not in line]
+    assert len(rows) >= 8 and all(float(row.split()[-5]) > 0 for row in rows), result.stdout
+    assert any(line.startswith("geometric mean over") for line in lines), result.stdout

@@ -55,10 +55,12 @@ def run(cmd, *, timeout, cwd, what, network=False, env=None) -> subprocess.Compl
 def source_copy(dest: pathlib.Path) -> pathlib.Path:
     """What pip needs to build ndengine, copied from this checkout."""
     dest.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, dest / name)
+    # what a build left in the checkout (the compiled core's extensions) is built again there
     shutil.copytree(ROOT / "ndengine", dest / "ndengine",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc"))
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc",
+                                                  "*.so", "*.pyd", "*.c", "_compiled.json"))
     return dest
 
 

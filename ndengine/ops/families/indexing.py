@@ -3,6 +3,15 @@
 ``key`` is any NumPy index: ints, slices, None, Ellipsis, integer or boolean
 arrays.  Inference indexes a zero-strided stand-in, so NumPy itself checks the
 key and computes the shape without touching the data.
+
+A key's index arrays make it unhashable, so such a call would miss the plan memo every time
+(a minibatch ``X[idx]`` re-planned at every step).  ``memo_key`` gives keys of ints, slices
+and integer index arrays a hashable form, ``MemoKey``: a tuple NumPy indexes with, which a
+plan's key compares by its spec (each index array's dtype and shape, the other parts' values)
+-- all the plan depends on.  A hit skips inference, so ``memo_key`` checks the bounds of the
+index arrays at every call (NumPy's IndexError at the call, never at the run); a key it does
+not cover (boolean masks, None, Ellipsis, out-of-bounds indices) stays as it was, planned at
+each call by inference as before.
 """
 from __future__ import annotations
 
@@ -12,6 +21,62 @@ from ..dtypes import check_dtype, is_array_spec, result_type
 from ..outputs import detach_overlapping, single_output, same_view
 from ..registry import OpReq, add_operator, numpy_backed
 from ..shapes import broadcast_shapes, shape_of
+
+
+_lowest, _highest = np.minimum.reduce, np.maximum.reduce  # without ndarray.min's wrapper
+
+
+class MemoKey(tuple):
+    """An index key (a tuple NumPy indexes with) equal, as a plan's key part, to every key of
+    the same spec (see the module docstring)."""
+
+    def __new__(cls, parts, spec):
+        self = super().__new__(cls, parts)
+        self.spec = spec
+        self.spec_hash = hash(spec)
+        return self
+
+    def __hash__(self):
+        return self.spec_hash
+
+    def __eq__(self, other):
+        return type(other) is MemoKey and self.spec == other.spec
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __reduce__(self):
+        return MemoKey, (tuple(self), self.spec)
+
+
+def memo_key(key, shape: tuple):
+    """``key`` (normalized: index arrays are NumPy arrays) as a ``MemoKey`` when it is made of
+    ints, slices and in-bounds integer index arrays (one at least), one per axis of ``shape``
+    from the first; else ``key`` itself."""
+    parts = key if type(key) is tuple else (key,)
+    if len(parts) > len(shape):
+        return key  # inference raises NumPy's "too many indices"
+    spec, arrays = [], False
+    for part, size in zip(parts, shape):
+        kind = type(part)
+        if kind is np.ndarray:
+            arrays = True
+            if part.dtype.kind not in "iu" or (
+                    part.size and (_lowest(part, None) < -size or _highest(part, None) >= size)):
+                return key  # a mask (its values give the shape), or inference's IndexError
+            spec.append((part.dtype, part.shape))
+        elif kind is slice:
+            spec.append((slice, _value_spec(part.start), _value_spec(part.stop),
+                         _value_spec(part.step)))
+        elif kind is int or (isinstance(part, np.integer) and kind is not np.bool_):
+            spec.append((kind, part))
+        else:
+            return key
+    return MemoKey(parts, tuple(spec)) if arrays else key  # ints alone hash as they are
+
+
+def _value_spec(value):
+    return type(value), value
 
 
 def indexed_shape(shape: tuple, key) -> tuple:

@@ -6,23 +6,34 @@ call where NumPy's ufunc call costs ~1.5 us) and NumPy's own ufunc loop (the ora
 compile). Compiling every signature at its first call stalled a user's first call of each
 new dtype combination and spent most of a cold test run compiling loops called a few times.
 So a Numba loop's signature runs NumPy's loop for its first ``jit_after()`` calls, and the
-next call compiles the Numba loop and runs it from then on. A loop with no NumPy loop of the
-same result (relu, where, integer power, the ``prange`` loops of ops that do not defer, power's
-``any_negative``, fusion's row loops: ``numpy_loop`` None) compiles at its first call.
+next call compiles the Numba loop; from then on the faster of the two runs (below). A loop
+with no NumPy loop of the same result (relu, where, integer power, the ``prange`` loops of ops
+that do not defer, power's ``any_negative``, fusion's row loops: ``numpy_loop`` None)
+compiles at its first call.
 
 Either way the compile runs on the compile thread (``compile_queue``), never in the caller:
-Ctrl-C, which Python delivers to the main thread only, can then never interrupt an LLVM
-compile (an interrupted compile corrupted llvmlite's heap: a Ctrl-C storm aborted in malloc).
-Where a NumPy loop stands in, the caller does not wait for the compile: the call that makes it
-due queues it (COMPILING) and goes on with NumPy's loop, as do the calls after it until the
-compile is done (READY). A caller that waited stalled 0.2-0.6 s at the 17th call of each new
-(op, dtype) pair, in the middle of a user's loop; going on costs ~1 us a call more until the
-switch (the compile competes for the GIL with the loop that runs, so it takes longer in wall
-time: a script that ends first never needed it). Where no NumPy loop stands in (or the count
-is 0: compile at the first call, as a plain Numba dispatcher does) the caller waits for the
-compile, and a failed compile raises in the caller the exception that Numba's own call would
-have raised. ``NDENGINE_JIT_AFTER`` sets the count (default 16). Each compile is reported to
-``compile_log`` (the ``ndengine.compile`` logger, the process's compile time).
+Ctrl-C, which Python delivers to the main thread only, can then never interrupt an LLVM compile
+(an interrupted compile corrupted llvmlite's heap: a Ctrl-C storm aborted in malloc). Where a
+NumPy loop stands in, the caller does not wait for the compile: the call that makes it due
+queues it (COMPILING) and goes on with NumPy's loop, as do the calls after it until the compile
+is done (MEASURING, then READY). A caller that waited stalled 0.2-0.6 s at the 17th call of
+each new (op, dtype) pair, in the middle of a user's loop; going on costs ~1 us a call more
+until the switch (the compile competes for the GIL with the loop that runs, so it takes longer
+in wall time: a script that ends first never needed it). Where no NumPy loop stands in (or the
+count is 0: compile at the first call, as a plain Numba dispatcher does) the caller waits for
+the compile, and a failed compile raises in the caller the exception that Numba's own call
+would have raised. ``NDENGINE_JIT_AFTER`` sets the count (default 16). Each compile is reported
+to ``compile_log`` (the ``ndengine.compile`` logger, the process's compile time).
+
+Compiled is not always faster: NumPy's loops of some (op, dtype) pairs are SIMD code that a
+Numba loop of scalar calls does not match, while NumPy's call costs ~0.4 us more. So where a
+NumPy loop stands in, the first call after the compile (MEASURING) times both loops once, on
+the call's own operands (their first ``TRIAL_ELEMENTS`` elements; a call large enough to split
+over the cores, up to ``PARALLEL_TRIAL_ELEMENTS``) into a scratch output,
+``TRIAL_ROUNDS`` interleaved rounds, best of each, and keeps the faster for good: READY
+(Numba's) or NUMPY_FASTER (NumPy's). Once per signature (op, dtypes, loop shape), about a
+millisecond (a few for a split call); the call's own output is then written once, by the loop kept, which
+alone reports FP errors.
 
 Two ways to call a loop, one record per Numba signature behind both:
 
@@ -49,23 +60,27 @@ A _Record, field by field:
                count lost to a race only delays the compile by a call (two threads compiling
                at once meet in Numba's own compile lock; the second finds the loop compiled).
     state      WAITING (NumPy's loop runs; without one, the compile is due) -> COMPILING
-               (queued, NumPy's loop runs; skipped where the caller waits) -> READY (the
-               Numba loop runs); or NUMPY_ONLY (the compile failed: NumPy's loop runs for
-               good, ``failure`` says why) or NUMBA_ONLY (NumPy refused the operands, e.g. a
-               cast its ufunc has no loop for: the Numba loop runs, compiled at that call).
+               (queued, NumPy's loop runs; skipped where the caller waits) -> MEASURING
+               (compiled; the next call times both loops) -> READY (the Numba loop runs) or
+               NUMPY_FASTER (NumPy's loop measured faster: it runs for good); or
+               NUMPY_ONLY (the compile failed: NumPy's loop runs for good, ``failure``
+               says why) or NUMBA_ONLY (NumPy refused the operands, e.g. a cast its ufunc
+               has no loop for: the Numba loop runs, compiled at that call).
                Without a NumPy loop a failed compile leaves it WAITING: each call tries again
-               and raises, as a Numba dispatcher's call does.
+               and raises, as a Numba dispatcher's call does. Without a NumPy loop a compile
+               goes straight to READY (nothing to measure against).
     failure    why the last compile failed, or None.
 
-Invariant: a record is READY only once its Numba loop has a compiled specialisation for the
-types of the call that made it due (compiled on the compile thread, or found compiled
-already); no call through a record compiles outside the compile thread
+Invariant: a record is MEASURING, READY or NUMPY_FASTER only once its Numba loop has a
+compiled specialisation for the types of the call that made it due (compiled on the compile
+thread, or found compiled already); no call through a record compiles outside the compile thread
 (nor does the compile thread wait for itself: a call made on it compiles there at once),
 save at exit, once that thread has stopped: then the caller compiles.
 Results never depend on the state (NumPy's loop is the oracle the Numba loop is tested
 against, ``tests/ops/test_ops_deferred_loops.py``). A bound loop (``bind``) swaps itself out of
-its slot once READY, so a plan's hot path pays one list index; a ``deferred`` call, a tuple
-of fingerprints and a dict lookup (never ``typeof``, which runs only before READY).
+its slot once READY (NumPy's loop once NUMPY_FASTER), so a plan's hot path pays one list
+index; a ``deferred`` call, a tuple of fingerprints and a dict lookup (never ``typeof``,
+which runs only before READY).
 """
 from __future__ import annotations
 
@@ -73,16 +88,30 @@ import os
 import threading
 import time
 
+import numpy as np
 from numba import typeof
 from numba._dispatcher import compute_fingerprint as _fingerprint
 
 from ...engine.config import env_int
 from . import compile_log, compile_queue
+from .parallel import PARALLEL_MIN_SIZE
 
 __all__ = ["bind", "deferred", "deferred_kernels", "call_types", "jit_after", "set_jit_after",
-           "state_of", "stats", "WAITING", "COMPILING", "READY", "NUMPY_ONLY", "NUMBA_ONLY"]
+           "state_of", "stats", "WAITING", "COMPILING", "MEASURING", "READY", "NUMPY_FASTER",
+           "NUMPY_ONLY", "NUMBA_ONLY", "TRIAL_ELEMENTS", "PARALLEL_TRIAL_ELEMENTS",
+           "TRIAL_ROUNDS"]
 
 WAITING, COMPILING, READY, NUMPY_ONLY, NUMBA_ONLY = "waiting", "compiling", "ready", "numpy", "numba"
+MEASURING, NUMPY_FASTER = "measuring", "numpy-faster"
+
+# The timing of both loops: enough elements that the per-element cost shows (a NumPy call's
+# fixed ~0.5 us is a twentieth of a 64K-element float32 loop, where SIMD and memory decide),
+# few enough that the trial stays about a millisecond; the best of interleaved rounds. A call
+# of PARALLEL_MIN_SIZE elements or more runs the loops that split over the cores (prange,
+# split_run), which only split from that size on: it is timed on up to PARALLEL_TRIAL_ELEMENTS.
+TRIAL_ELEMENTS = 1 << 16
+PARALLEL_TRIAL_ELEMENTS = 4 * PARALLEL_MIN_SIZE
+TRIAL_ROUNDS = 3
 
 
 _jit_after = env_int("NDENGINE_JIT_AFTER", 16, minimum=0)  # at import: a bad value fails here
@@ -121,6 +150,11 @@ class _Record:
         if state is READY or state is NUMBA_ONLY:
             return self.numba_loop(*args)
         numpy_loop = self.numpy_loop
+        if state is NUMPY_FASTER:
+            return numpy_loop(*args)
+        if state is MEASURING:
+            self._measure(args)
+            return self.run(args)
         if state is WAITING:
             if numpy_loop is None:
                 error = self._compile(args)
@@ -146,17 +180,46 @@ class _Record:
             return self.numba_loop(*args)
 
     def _compiled(self, args) -> bool:
-        """Whether the Numba loop has these types compiled already (then READY)."""
+        """Whether the Numba loop has these types compiled already (then MEASURING)."""
         if tuple(typeof(a) for a in args) in getattr(self.numba_loop, "overloads", ()):
+            self._set_compiled()
+            return True
+        return False
+
+    def _set_compiled(self):
+        self.state = READY if self.numpy_loop is None else MEASURING
+
+    def _measure(self, args):
+        """Time both loops on ``args`` (their first TRIAL_ELEMENTS elements) into a scratch
+        output and keep the faster: READY (Numba's) or NUMPY_FASTER. The trial's FP errors
+        are not reported: the call's own run reports them."""
+        trial = _trial_operands(args)
+        if trial is None:  # a cut operand would need a compile of its own: keep Numba's
             self.state = READY
-        return self.state is READY
+            return
+        numba_loop, numpy_loop = self.numba_loop, self.numpy_loop
+        numba_best = numpy_best = float("inf")
+        clock = time.perf_counter
+        try:
+            with np.errstate(all="ignore"):
+                for _ in range(TRIAL_ROUNDS):
+                    start = clock()
+                    numba_loop(*trial)
+                    middle = clock()
+                    numpy_loop(*trial)
+                    numba_best = min(numba_best, middle - start)
+                    numpy_best = min(numpy_best, clock() - middle)
+        except TypeError:  # NumPy has no loop for these operands
+            self.state = NUMBA_ONLY
+            return
+        self.state = NUMPY_FASTER if numpy_best < numba_best else READY
 
     def _compile(self, args):
         """Compile for the types of ``args`` on the compile thread, waiting for it (at once
         where this is the compile thread); the compile's exception, or None (READY)."""
         signature = tuple(typeof(a) for a in args)
         if signature in getattr(self.numba_loop, "overloads", ()):
-            self.state = READY
+            self._set_compiled()
             return None
         if compile_queue.on_compile_thread():
             return self._compile_now(signature)
@@ -172,7 +235,7 @@ class _Record:
         compiles at once."""
         signature = tuple(typeof(a) for a in args)
         if signature in getattr(self.numba_loop, "overloads", ()):
-            self.state = READY
+            self._set_compiled()
             return
         self.state = COMPILING
         if compile_queue.on_compile_thread():
@@ -193,9 +256,23 @@ class _Record:
                                "NumPy's loop runs instead" if self.numpy_loop is not None
                                else None)
             return exc
-        self.state = READY
+        self._set_compiled()
         compile_log.record(what, time.perf_counter() - start)
         return None
+
+
+def _trial_operands(args):
+    """``args`` cut to their first TRIAL_ELEMENTS elements (PARALLEL_TRIAL_ELEMENTS for a
+    call that splits over the cores; one-element operands as they are) and a scratch output;
+    None where a cut operand's Numba type would differ (a compile)."""
+    out = args[-1]
+    size = min(out.size, TRIAL_ELEMENTS if out.size < PARALLEL_MIN_SIZE
+               else PARALLEL_TRIAL_ELEMENTS)
+    trial = [a[:size] if a.size == out.size else a for a in args[:-1]]
+    trial.append(np.empty(size, out.dtype))
+    if tuple(map(_fingerprint, trial)) != tuple(map(_fingerprint, args)):
+        return None
+    return trial
 
 
 def _requeue_in_child():
@@ -222,17 +299,21 @@ def _record(numba_loop, numpy_loop, types) -> _Record:
 def bind(numba_loop, numpy_loop, dtypes) -> list:
     """A plan's slot for one loop called with operands and output of ``dtypes``: a one-item
     list whose item is the callable to call. It runs NumPy's loop (``numpy_loop``; None: none)
-    while the Numba loop's signature waits or compiles, and puts the Numba loop itself in the
-    slot once READY."""
+    while the Numba loop's signature waits or compiles, and puts the loop kept in the slot:
+    the Numba loop itself once READY, NumPy's once NUMPY_FASTER."""
     record = _record(numba_loop, numpy_loop, tuple(dtypes))
     if record.state is READY:
         return [numba_loop]
+    if record.state is NUMPY_FASTER:
+        return [numpy_loop]
     slot = []
 
     def until_ready(*args):
         result = record.run(args)
         if record.state is READY:
             slot[0] = numba_loop
+        elif record.state is NUMPY_FASTER:
+            slot[0] = numpy_loop
         return result
 
     slot.append(until_ready)

@@ -1,0 +1,18 @@
+# Cython declarations of array.py (the compiled core: ndengine/compiled_core.py)
+cimport cython
+from ndengine.core.chunk cimport Chunk, SmallChunk
+
+cdef class RawArray:
+    cdef public object shape
+    cdef public object dtype
+    cdef public object _chunk
+    cdef public object _offset
+    cdef public object _strides
+    cdef public object _view_cache
+    cdef object __weakref__
+
+@cython.locals(arr=RawArray, small=SmallChunk)
+cpdef new_array(shape, dtype, ctx, engine=*)
+
+@cython.locals(arr=RawArray)
+cpdef array_on(chunk, shape, dtype, offset=*, strides=*)

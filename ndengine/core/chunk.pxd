@@ -1,0 +1,18 @@
+# Cython declarations of chunk.py (the compiled core: ndengine/compiled_core.py)
+
+cdef class Chunk:
+    cdef public object var
+    cdef public object ctx
+    cdef public object nbytes
+    cdef public object data
+    cdef public object window
+    cdef object __weakref__
+
+cdef class SmallChunk:
+    cdef public object _var
+    cdef public object ctx
+    cdef public object nbytes
+    cdef public object data
+    cdef public object window
+    cdef object __weakref__
+

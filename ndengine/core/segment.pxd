@@ -1,0 +1,49 @@
+# Cython declarations of segment.py (the compiled core: ndengine/compiled_core.py)
+cimport cython
+from ndengine.core.runs cimport BoundRun
+
+cdef class Segment:
+    cdef public object lock
+    cdef public object window
+    cdef object __weakref__
+
+cdef class WindowBase:
+    cdef public object segment
+    cdef public bint open
+    cdef public object engine
+    cdef public object ctx
+    cdef public object nodes
+    cdef public object bulk
+    cdef public bint pushed
+
+cdef class Window(WindowBase):
+    cdef public object roles
+    cdef public object fresh
+    cdef public Py_ssize_t nbytes
+
+cdef class _Bulk:
+    cdef public object engine
+    cdef public object ctx
+    cdef public object nodes
+    cdef public object reads
+    cdef public object writes
+    cdef public bint ran
+    cdef public object name
+    cdef public object origin
+    cdef public Py_ssize_t work
+
+@cython.locals(segment=Segment, window=Window, roles=dict, nodes=list, fresh_chunks=list,
+               reads=list, writes=list, full=bint)
+cpdef append(engine, ctx, BoundRun run, outputs, bint fresh, Py_ssize_t bulk_size)
+
+@cython.locals(window=WindowBase)
+cpdef open_window_locked(Segment segment, kind, engine, ctx)
+
+cpdef _flush_foreign(window, skip)
+
+@cython.locals(node=BoundRun)
+cpdef run_gathered(engine, list nodes, bint check)
+
+cpdef thread_segment()
+cpdef flush_full(window)
+cpdef flush_window(window)

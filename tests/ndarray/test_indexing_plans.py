@@ -1,0 +1,128 @@
+"""Advanced indexing and the plan memo: a key of ints, slices and integer index arrays is
+planned once per spec (the arrays' dtypes and shapes), so a minibatch ``X[idx]`` or
+``p[rows, y] -= 1`` repeated with new index values is not re-planned; bounds are still checked
+at every call, as NumPy checks them; other keys (masks, None, Ellipsis) keep their answers."""
+import pickle
+
+import numpy as np
+import pytest
+
+import ndengine as nd
+from ndengine import ops
+from ndengine.ops.families.indexing import MemoKey, memo_key
+
+from ndarray_helpers import run_xp
+
+
+@pytest.fixture
+def plan_builds(monkeypatch):
+    """Counts, per op name, the plans invoke builds (its memo misses) for the indexing ops."""
+    counts = {"take_index": 0, "assign_index": 0}
+    for name in counts:
+        op = ops.get(name)
+        build = op.plan
+
+        def counted(*args, _build=build, _name=name, **kwargs):
+            counts[_name] += 1
+            return _build(*args, **kwargs)
+        monkeypatch.setattr(op, "plan", counted)
+    return counts
+
+
+def minibatches(xp, rows=12, batch=4, seed=3):
+    """Rows picked by index arrays, batch after batch, and one-hot-like updates by index."""
+    rng = np.random.default_rng(seed)
+    data = np.arange(rows * 5, dtype=np.float32).reshape(rows, 5)
+    labels = rng.integers(0, 5, rows)
+    X, Y = xp.array(data), xp.array(labels)
+    order = rng.permutation(rows)
+    picked, positions = [], np.arange(batch)
+    for start in range(0, rows, batch):
+        idx = order[start:start + batch]
+        xb, yb = X[idx], Y[idx]
+        xb[positions, yb] -= 100
+        xb[idx % 2 == 0] *= 2  # a mask: values decide the shape
+        picked.append(xb)
+    return xp.concatenate(picked)
+
+
+@pytest.mark.usefixtures("nd_engine")
+def test_minibatch_indexing_matches_numpy():
+    run_xp(minibatches)
+
+
+@pytest.mark.usefixtures("nd_engine")
+def test_new_index_values_of_one_spec_are_planned_once(plan_builds):
+    X = nd.array(np.arange(60.0).reshape(12, 5))
+    rng = np.random.default_rng(0)
+    rows = np.arange(4)
+    after_first = None
+    for _ in range(5):
+        idx = rng.permutation(12)[:4]
+        cols = rng.integers(0, 5, 4)
+        got = X[idx]
+        got[rows, cols] -= 1
+        want = np.arange(60.0).reshape(12, 5)[idx]
+        want[rows, cols] -= 1
+        np.testing.assert_array_equal(got.asnumpy(), want)
+        after_first = after_first or dict(plan_builds)
+    # the first step plans each signature (unless an earlier test did); the four later steps,
+    # with new index values, hit the memo
+    assert plan_builds == after_first
+
+
+@pytest.mark.usefixtures("nd_engine")
+@pytest.mark.parametrize("bad", [np.array([0, 12]), np.array([-13, 1]), np.array([99])])
+def test_out_of_bounds_raises_at_the_call_after_a_planned_key(bad):
+    a = np.arange(60.0).reshape(12, 5)
+    X = nd.array(a)
+    X[np.array([1, 2])].wait_to_read()  # planned: a later key of this spec hits the memo
+    for key in (bad, (bad, slice(None)), (slice(None), bad % 5 + 5 * (bad > 0))):
+        with pytest.raises(IndexError) as caught:
+            a[key]
+        with pytest.raises(IndexError, match=str(caught.value).split(" is ")[0]):
+            X[key]
+        with pytest.raises(IndexError):
+            X[key] = 1.0
+    np.testing.assert_array_equal(X.asnumpy(), a)  # nothing was written
+
+
+@pytest.mark.usefixtures("nd_engine")
+@pytest.mark.parametrize("key", [
+    (np.array([1, 0]), Ellipsis), (None, np.array([2])), np.array([True, False, True, False]),
+    (np.array([[0], [3]]), np.array([1, 2])), (1, np.array([-1, 0])),
+    (np.array([[0, 1], [3, 3]]), np.array([[4, 0], [-5, 2]])),
+    (np.uint8(2), slice(None, None, -1)), (np.array([], dtype=np.intp),)])
+def test_other_keys_keep_numpy_answers(key):
+    a = np.arange(20.0).reshape(4, 5)
+
+    def read_and_write(xp):
+        x = xp.array(a)
+        y = x[key]
+        x[key] = -1.0
+        return xp.concatenate([y.reshape(-1), x.reshape(-1)])
+    run_xp(read_and_write)
+
+
+def test_memo_key_equals_keys_of_its_spec_only():
+    shape = (10, 4)
+    one = memo_key((np.array([1, 2]), slice(None, 3)), shape)
+    two = memo_key((np.array([7, 9]), slice(None, 3)), shape)
+    assert type(one) is MemoKey and one == two and hash(one) == hash(two)
+    others = [memo_key((np.array([1, 2, 3]), slice(None, 3)), shape),            # shape
+              memo_key((np.array([1, 2], dtype=np.int32), slice(None, 3)), shape),  # dtype
+              memo_key((np.array([1, 2]), slice(None, 2)), shape),               # slice
+              memo_key((np.array([1, 2]), 1), shape)]                            # int part
+    assert all(type(k) is MemoKey and k != one for k in others)
+    assert one != tuple(one) and tuple(one) != one  # a plain tuple key is another key
+    assert memo_key(np.array([1, 2]), shape) == memo_key((np.array([3, 4]),), shape)
+    back = pickle.loads(pickle.dumps(one))
+    assert back == one and np.array_equal(back[0], one[0])
+
+
+@pytest.mark.parametrize("key", [np.array([True, False]), (np.array([1]), None),
+                                 np.array([[1, 2], [10, 0]]), np.array([[0, -11], [1, 2]]),
+                                 (Ellipsis, np.array([1])), np.array([10]), np.array([-11]),
+                                 np.array([1.0]), (0, 0, np.array([0])), [1, 2], (1, 2)])
+def test_memo_key_leaves_keys_it_does_not_cover(key):
+    assert memo_key(key, (10, 4)) is key
