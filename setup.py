@@ -1,4 +1,4 @@
-"""Builds ndengine's compiled core (ndengine/compiled_core.py lists its modules) with Cython.
+"""Builds ndengine's compiled core (ndengine/engine/compiled.py lists its modules) with Cython.
 
 Everything else of the package is in pyproject.toml. The build is optional and all or
 nothing: without Cython or a C compiler, or when any module fails to compile, the install
@@ -14,7 +14,7 @@ from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CORE = runpy.run_path(os.path.join(HERE, "ndengine", "compiled_core.py"))
+CORE = runpy.run_path(os.path.join(HERE, "ndengine", "engine", "compiled.py"))
 
 
 def _core_extensions():
@@ -33,11 +33,13 @@ def _core_extensions():
                          # the pure-Python semantics the source is written for
                          "binding": True, "embedsignature": True,
                          "always_allow_keywords": True,
+                         # types come from the .pxd files only: an annotation stays a comment
+                         "annotation_typing": False,
                      })
 
 
 class OptionalCoreBuild(build_ext):
-    """build_ext that records what it built (compiled_core.DIGESTS_FILE) when it built every
+    """build_ext that records what it built (engine/compiled.py: DIGESTS_FILE) when it built every
     module, and falls back to the pure-Python core, with a message, when any fails."""
 
     def run(self):
@@ -49,7 +51,7 @@ class OptionalCoreBuild(build_ext):
         self._record_digests()
 
     def _package_dir(self):
-        return os.path.dirname(self.get_ext_fullpath("ndengine.compiled_core"))
+        return os.path.dirname(self.get_ext_fullpath("ndengine.engine.compiled"))
 
     def _record_digests(self):
         if not self.extensions:
@@ -64,7 +66,7 @@ class OptionalCoreBuild(build_ext):
     def _give_up(self, exc):
         target = os.path.join(self._package_dir(), CORE["DIGESTS_FILE"])
         if os.path.exists(target):
-            os.remove(target)  # whatever was built of it is not run (compiled_core.choose)
+            os.remove(target)  # whatever was built of it is not run (engine/compiled.py: choose)
         print(f"ndengine: the compiled core was not built ({type(exc).__name__}: {exc}); "
               "the pure-Python core runs instead", file=sys.stderr)
 

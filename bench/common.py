@@ -133,6 +133,8 @@ def header(title):
     print(f"   Python {platform.python_version()}, NumPy {np.__version__}, "
           f"Numba {numba.__version__} (layer {layer}, {numba.config.NUMBA_NUM_THREADS} threads), "
           f"ndengine {nd.__version__}, {os.cpu_count()} cores")
+    core = nd.engine.compiled.STATE
+    print(f"   per-op core: {core['core']} ({core['reason']})")
     load = os.getloadavg()[0]
     note = "  (other processes are busy: expect noise)" if load > 0.5 else ""
     print(f"   load average (1 min) at start: {load:.2f}{note}")

@@ -51,15 +51,6 @@ def load_modules(names):
     return modules
 
 
-def core_state():
-    """Which per-op core runs (compiled or pure Python), where this ndengine says."""
-    try:
-        from ndengine.compiled_core import STATE
-    except ImportError:
-        return "unknown"
-    return f"{STATE['core']} ({STATE['reason']})"
-
-
 def on_ndengine(data):
     return {k: nd.asarray(v) if isinstance(v, np.ndarray) else v for k, v in data.items()}
 
@@ -106,7 +97,6 @@ def main(argv=None):
     if args.quick:
         args.repeat = 2
     header(f"realistic scripts, NumPy code run unchanged, {args.engine}")
-    print(f"   core: {core_state()}")
     use_engine(args.engine, args.workers)
     modules = load_modules(SCRIPTS)
     if args.only:

@@ -5,10 +5,7 @@ import logging as _logging
 # a library adds only a NullHandler: the application decides what its logs show and where
 # (loggers below "ndengine": compile, fallback, kv, pool)
 _logging.getLogger(__name__).addHandler(_logging.NullHandler())
-from . import compiled_core as _compiled_core  # noqa: E402
-from .engine.config import env_bool as _env_bool  # noqa: E402 - the engine has no compiled module
-# before any module of the core is imported: compiled, or pure Python (the same source)
-_compiled_core.choose(_env_bool("NDENGINE_PURE_PYTHON", False))
+# the engine comes first: it decides which core runs, compiled or pure Python (engine/compiled.py)
 from . import engine, ndarray, ops, profiler  # noqa: E402
 from .engine import Cancelled, Context, cancel, cpu, current_context, gpu
 from .core.settings import get_settings, settings

@@ -15,7 +15,8 @@ import sys
 import numba
 import numpy as np
 
-from . import compiled_core, engine
+from . import engine
+from .engine import compiled as compiled_core
 from .core import lazy
 from .engine import devices
 from .ops.fusion import codegen

@@ -1,4 +1,4 @@
-# Cython declarations of array.py (the compiled core: ndengine/compiled_core.py)
+# Cython declarations of array.py (the compiled core: ndengine/engine/compiled.py)
 cimport cython
 from ndengine.core.chunk cimport Chunk, SmallChunk
 
@@ -16,3 +16,6 @@ cpdef new_array(shape, dtype, ctx, engine=*)
 
 @cython.locals(arr=RawArray)
 cpdef array_on(chunk, shape, dtype, offset=*, strides=*)
+
+@cython.locals(found=list)
+cpdef _slicing_key(RawArray array, key)

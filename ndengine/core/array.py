@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import engine as _engine_mod
 from .. import ops
+from ..ops.shapes import c_strides
 from ..engine import FnProperty
 from ..engine import devices as _devices
 from . import fp_errors as _fp
@@ -30,7 +31,7 @@ from . import storage
 from .chunk import COMPILED, SMALL_BYTES, Chunk, SmallChunk, flush_window_of as _flush_window_of
 from .tape import RECORDING as _RECORDING, note_view as _note_view
 
-__all__ = ["NDArray", "RawArray", "new_array", "array_on", "c_strides", "COPY_REFUSED"]
+__all__ = ["NDArray", "RawArray", "new_array", "array_on", "COPY_REFUSED"]
 
 _fp_kept = _fp.KEPT
 _np_ndarray = np.ndarray
@@ -381,9 +382,48 @@ class NDArray(RawArray):
     def _stand_in_view(self, key, taped=True):
         """The view NumPy's stand-in (_fake) gives for ``key``, a basic key that is not an int
         for every axis: NumPy answers it with a view, never a scalar read from the stand-in's
-        memory (one element, not the array's)."""
+        memory (one element, not the array's). The geometry NumPy gives is kept per (this
+        view's geometry, key) (``_slicings``): a loop's ``u[1:-1]`` asks NumPy once."""
+        slicing = _slicing_key(self, key)
+        if slicing is not None:
+            found = _slicings.get(slicing)
+            if found is not None:
+                shape, delta, strides = found
+                return self._view_of(shape, 0 if delta is None else self._offset + delta,
+                                     strides, None, taped)
         fake, base = self._fake()
-        return self._view_like(fake[key], base, taped)
+        fake_view = fake[key]
+        view = self._view_like(fake_view, base, taped)
+        if slicing is not None:
+            if len(_slicings) >= _FAKES_LIMIT:
+                _slicings.clear()
+            _slicings[slicing] = (view.shape, None if fake_view.size == 0 else
+                                  view._offset - self._offset, view._strides)
+        return view
+
+
+_slicings = {}  # _slicing_key -> (shape, offset from the parent's or None: 0, strides)
+_SLICE_BOUNDS = (type(None), int)
+
+
+def _slicing_key(array, key):
+    """A hashable stand-in for (``array``'s geometry, basic ``key``) when the key holds only
+    ints, slices of ints and None, None and Ellipsis (a slice is unhashable before Python
+    3.12); else None (the view is computed by NumPy each time)."""
+    found = [array.shape, array._strides, array.dtype]
+    for part in key if type(key) is tuple else (key,):
+        kind = type(part)
+        if kind is slice:
+            bounds = (part.start, part.stop, part.step)
+            for bound in bounds:
+                if type(bound) not in _SLICE_BOUNDS:
+                    return None
+            found.append(bounds)
+        elif kind is int or part is None or part is Ellipsis:
+            found.append(part)
+        else:
+            return None
+    return tuple(found)
 
 
 def _is_array_type(kind):
@@ -454,12 +494,3 @@ def array_on(chunk, shape, dtype, offset=0, strides=None):
     if not COMPILED:
         arr.__class__ = NDArray
     return arr
-
-
-def c_strides(shape, itemsize):
-    strides = []
-    step = itemsize
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))

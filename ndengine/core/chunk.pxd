@@ -1,4 +1,4 @@
-# Cython declarations of chunk.py (the compiled core: ndengine/compiled_core.py)
+# Cython declarations of chunk.py (the compiled core: ndengine/engine/compiled.py)
 
 cdef class Chunk:
     cdef public object var

@@ -45,7 +45,7 @@ def _argument_refs():
 
 
 _getrefcount = sys.getrefcount
-# The core runs compiled (ndengine/compiled_core.py): its functions are not Python functions
+# The core runs compiled (ndengine/engine/compiled.py): its functions are not Python functions
 # and push no frames (a walk of the stack sees none of them).
 COMPILED = not isinstance(_argument_refs, types.FunctionType)
 # what ``sys.getrefcount(x)`` counts beyond x's holders, from the core's compiled code or not

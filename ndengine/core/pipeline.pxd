@@ -1,6 +1,8 @@
-# Cython declarations of pipeline.py (the compiled core: ndengine/compiled_core.py)
+# Cython declarations of pipeline.py (the compiled core: ndengine/engine/compiled.py)
 cimport cython
-from ndengine.core.array cimport RawArray
+from ndengine.core.array cimport RawArray, new_array as _new_array
+from ndengine.core.fp_errors cimport state_at_push as _fp_state_at_push
+from ndengine.core.segment cimport append as _gather
 from ndengine.core.runs cimport BoundRun
 from ndengine.ops.plans cimport Plan
 

@@ -27,6 +27,8 @@ from . import lazy as _lazy
 from . import segment as _segment
 from . import tape as _tape
 from .array import NDArray, new_array as _new_array
+from .fp_errors import state_at_push as _fp_state_at_push
+from .segment import append as _gather
 from .chunk import SmallChunk as _SmallChunk
 from .runs import BoundRun, Run
 from .tape import RECORDING as _RECORDING
@@ -40,8 +42,6 @@ _WRITE_TO = [OpReq.WRITE_TO]
 _WRITE_INPLACE = [OpReq.WRITE_INPLACE]
 _SCALARS = (bool, int, float, complex)
 _KEY_SCALARS = frozenset(_SCALARS) | _NUMPY_SCALARS  # keyed by their type (or value)
-# NumPy's error state: read at the push (one get, one lookup), applied where the op runs
-_fp_state_at_push = _fp.state_at_push
 
 # ---------------------------------------------------------------- operands and invoke
 def as_operand(value, ctx, numpy_scalars=False):
@@ -183,7 +183,7 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
                                      extra_writes, overwrites)
     params = _NO_PARAMS if params is None else params
     engine = _engine_mod.get()
-    bulk_size = engine.bulk_size
+    bulk_size = engine.bulking.size
     # Gathering, reads and writes are chunks (a small chunk's var is made at its first use);
     # args: what a bound run gets (views; NDArrays to bind: pooled); small: (see BoundRun)
     gathering = bulk_size > 1
@@ -246,7 +246,7 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
         run = BoundRun(plan.run, args, outs, req, params, reads, writes, op.name,
                        _fp_state_at_push())
         if gathering and not extra_writes and not overwrites:  # MXNet's BulkAppend
-            _segment.append(engine, ctx, run, outputs, out is None, bulk_size)
+            _gather(engine, ctx, run, outputs, out is None, bulk_size)
             return outputs
     return _fuse_or_push(op, inputs, params, out, ctx, engine, plan, plan_key, gathering, small,
                          run, reads, writes, outputs, req, cast_into, extra_writes, overwrites)

@@ -1,4 +1,4 @@
-# Cython declarations of runs.py (the compiled core: ndengine/compiled_core.py)
+# Cython declarations of runs.py (the compiled core: ndengine/engine/compiled.py)
 
 cdef class Run:
     cdef public object plan

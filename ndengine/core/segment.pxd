@@ -1,4 +1,4 @@
-# Cython declarations of segment.py (the compiled core: ndengine/compiled_core.py)
+# Cython declarations of segment.py (the compiled core: ndengine/engine/compiled.py)
 cimport cython
 from ndengine.core.runs cimport BoundRun
 

@@ -103,9 +103,13 @@ import threading
 import warnings
 import weakref
 
-from .context import (Context, FnProperty, RunContext, cpu, current_context, gpu,
+# First of all (config.py and compiled.py import only the standard library): which core runs,
+# compiled or pure Python, decided before any of its modules is imported (compiled.py)
+from .config import MAX_WORKERS, env_bool, env_choice, env_int
+from . import compiled
+compiled.choose(env_bool("NDENGINE_PURE_PYTHON", False))
+from .context import (Context, FnProperty, RunContext, cpu, current_context, gpu,  # noqa: E402
                       set_default_context)
-from .config import MAX_WORKERS, env_choice, env_int
 from .errors import Cancelled, ForkedWhilePending, caller_origin
 from .core import default_stream_factory
 from .lifecycle import fail_forked_vars, unraised_report

@@ -14,7 +14,7 @@ Read when an engine is created (engine/__init__.py, core.py):
     NDENGINE_BULK_SIZE              tiny ops gathered into one push: an integer >= 1 (64)
 Read at import:
     NDENGINE_PURE_PYTHON            boolean: run the pure-Python core even where the compiled
-                                    one is built (ndengine/compiled_core.py; default off)
+                                    one is built (ndengine/engine/compiled.py; default off)
     NDENGINE_FULL_STACKS            boolean: errors note the whole stack of the push, not just
                                     its line (errors.py; default off)
     NDENGINE_FAKE_GPUS              fake GPUs: an integer >= 0 (devices.py; 0)

@@ -28,7 +28,9 @@ documented field by field in its module:
                  their push without a block; the pending counters, back-pressure limits,
                  sleepers and the run hook.
     _runner      `Runner` (running.py): running a block.
-    _bulk        `Bulk` (bulking.py): the bulk size and the per-part failure rule.
+    bulking      `Bulk` (bulking.py): the bulk size and the per-part failure rule; public
+                 because the core reads ``bulking.size`` per op (a plain slot, not the
+                 ``bulk_size`` property's call)
     _deletions   `Deletions` (deletions.py): deleting vars, and the deferred deletions.
     _waits       `Waits` (waits.py): wait_for_var, read_and_wait, wait_for_all, wait_for_room.
     _lifecycle   `Lifecycle` (lifecycle.py): cancel, shutdown, the fork wait.
@@ -107,7 +109,7 @@ class EngineCore:
             self._sync_gpu_ops, self._run_until_done, self._run_queued)
         self._runner = runner = Runner(executor, failures, pools, self._sync_gpu_ops)
         executor.run_inline = runner.run_inline
-        self._bulk = Bulk(bulk_size, self._inline_all, executor, failures)
+        self.bulking = Bulk(bulk_size, self._inline_all, executor, failures)
         self._deletions = deletions = Deletions(executor, failures)
         self._waits = waits = Waits(executor, failures, deletions, pools)
         executor.wait_for_room = waits.wait_for_room
@@ -268,23 +270,23 @@ class EngineCore:
         """How many tiny ops a pushing thread may gather into one push (MXNet's bulk size; the
         gathering is core/segment.py's). 1: every op is pushed alone (always on the
         NaiveEngine, which runs each op at its push). Default: NDENGINE_BULK_SIZE, else 64."""
-        return self._bulk.size
+        return self.bulking.size
 
     def set_bulk_size(self, size):
         """Set ``bulk_size`` (an int >= 1); returns the previous one. The NaiveEngine keeps 1."""
-        return self._bulk.set_size(size)
+        return self.bulking.set_size(size)
 
     def any_failed(self, vars):
         """True when one of ``vars`` holds the error of a failed op (bulking.py)."""
-        return self._bulk.any_failed(vars)
+        return self.bulking.any_failed(vars)
 
     def inherit_failure(self, reads, writes):
         """From inside a TOLERANT op: True when one of its parts must not run (bulking.py)."""
-        return self._bulk.inherit_failure(reads, writes)
+        return self.bulking.inherit_failure(reads, writes)
 
     def fail_part(self, writes, exc, name, origin):
         """From inside a TOLERANT op: one of its parts raised ``exc`` (bulking.py)."""
-        self._bulk.fail_part(writes, exc, name, origin)
+        self.bulking.fail_part(writes, exc, name, origin)
 
     # ---------------------------------------------------------------- lifecycle
     def cancel_pending(self):

@@ -24,7 +24,7 @@ import concurrent.futures
 import os
 import sys
 import traceback
-from types import CodeType
+from types import CodeType, FunctionType
 
 from .config import env_bool
 
@@ -137,7 +137,7 @@ def running_origin():
     report the op makes while it runs). A block run by ``Runner.execute`` (a worker, or a thread
     running queued blocks) has its origin resolved at its push; an op run at its push in the
     pushing thread has the user's frame above it. Walks frames: call it on a rare path only."""
-    frame = _getframe(1)
+    frame = _getframe(_OWN_FRAME)
     while frame is not None:
         code = frame.f_code
         if code.co_name == "execute" and code.co_filename == _EXECUTOR_FILE:
@@ -175,7 +175,7 @@ def caller_origin(inside=0):
     frame outside the package (`describe_origin` makes it FILE:LINE). Never keeps the frame.
     ``inside``: how many frames, the caller's first, are known to be the package's: skipped
     without making frame objects of them, which costs most of the walk."""
-    frame = _getframe(1 + inside)
+    frame = _getframe(_OWN_FRAME + inside)
     while True:
         code = frame.f_code
         filename = code.co_filename
@@ -190,3 +190,8 @@ def caller_origin(inside=0):
     if _FULL_STACKS:
         return _full_stack(frame)
     return code, frame.f_lasti
+
+
+# This module is part of the compiled core (compiled.py): compiled, its functions push no
+# frame, so the caller's frame is _getframe(0); interpreted, _getframe(1)
+_OWN_FRAME = 1 if isinstance(caller_origin, FunctionType) else 0

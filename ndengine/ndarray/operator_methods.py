@@ -1,7 +1,7 @@
 """NDArray's Python operators (``x + y``, ``x += y``, ``-x``, ``x ** 2``, ``divmod``): the
 methods operators.py installs on the class, made here per registered op by one factory per
 arity. Every tiny op on an array starts here, so this module is part of the compiled core
-(ndengine/compiled_core.py): its lines are the first of the per-op path, and compiled they
+(ndengine/engine/compiled.py): its lines are the first of the per-op path, and compiled they
 push no frame. Which op each operator runs is operators.py's table; nothing here computes.
 """
 import operator
@@ -11,6 +11,7 @@ import numpy as np
 from .. import ops
 from ..ops.families.numpy_operators import stand_in
 from ..ops.plans import NUMPY_SCALAR_TYPES
+from ..ops.registry import OPERATORS as _OPERATORS
 from ..core import NDArray
 from ..core.pipeline import as_operand as _as_operand, from_numpy, invoke
 from .arguments import defers_to
@@ -20,6 +21,13 @@ __all__ = ["binary", "unary", "power", "divmod_method", "rdivmod_method"]
 # taken as they are (NumPy scalars of supported dtypes: strong 0-d operands, as in NumPy);
 # anything else is converted
 _OPERANDS = frozenset((bool, int, float, NDArray)) | NUMPY_SCALAR_TYPES
+
+
+def _operator(name):
+    """The op named ``name`` now (a user may replace an op): one dict lookup; ops.get raises
+    the helpful KeyError."""
+    op = _OPERATORS.get(name)
+    return op if op is not None else ops.get(name)
 
 
 def binary(op_name, stem):
@@ -33,7 +41,7 @@ def binary(op_name, stem):
             if other is None:
                 return _with_none(python_operator, self, None)
             other = _as_operand(other, self.context)
-        return invoke(ops.get(op_name), [self, other])[0]
+        return invoke(_operator(op_name), [self, other])[0]
 
     def reflected(self, other):
         if type(other) not in _OPERANDS:
@@ -42,14 +50,14 @@ def binary(op_name, stem):
             if other is None:
                 return _with_none(python_operator, None, self)
             other = _as_operand(other, self.context)
-        return invoke(ops.get(op_name), [other, self])[0]
+        return invoke(_operator(op_name), [other, self])[0]
 
     def in_place(self, other):
         if type(other) not in _OPERANDS:
             if other is None:
                 return _with_none(getattr(operator, f"i{stem}"), self, None)
             other = _as_operand(other, self.context)
-        invoke(ops.get(op_name), [self, other], out=self)
+        invoke(_operator(op_name), [self, other], out=self)
         return self
 
     return forward, reflected, in_place
@@ -72,7 +80,7 @@ def _with_none(python_operator, left, right):
 
 def unary(op_name):
     def method(self):
-        return invoke(ops.get(op_name), [self])[0]
+        return invoke(_operator(op_name), [self])[0]
     return method
 
 

@@ -13,6 +13,7 @@ import operator
 import numpy as np
 
 from .. import ops
+from ..ops.shapes import c_strides
 from ..ops.elementwise import operators as elementwise
 from ..core import NDArray, as_operand as _as_operand, invoke
 from . import operator_methods as methods
@@ -157,18 +158,10 @@ def _call_dot(op, args):
     # or 'q'); ndengine accepts it: an NDArray's spelling may be an earlier call's, whose
     # plan served this one (plans are keyed by equal dtypes)
     if (out.dtype != dtype or out.shape != shape
-            or out.strides != _c_strides(out.shape, out.dtype.itemsize)):
+            or out.strides != c_strides(out.shape, out.dtype.itemsize)):
         raise ValueError("output array is not acceptable (must have the right datatype, "
                          "number of dimensions, and be a C-Array)")
     return apply_op(op, [a, b], {}, out)
-
-
-def _c_strides(shape, itemsize):
-    strides, step = [], itemsize
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
 
 
 def _call_sequence(op, args):  # concatenate, stack

@@ -1,4 +1,4 @@
-# Cython declarations of plans.py (the compiled core: ndengine/compiled_core.py)
+# Cython declarations of plans.py (the compiled core: ndengine/engine/compiled.py)
 
 cdef class Plan:
     cdef public tuple outputs

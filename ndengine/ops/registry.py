@@ -311,6 +311,11 @@ def register(name: str, *, num_inputs=1, num_outputs=1, kind="other", infer=None
     return decorate
 
 
+# the registry as the per-op path reads it (one dict lookup, no call): name -> Operator; a name
+# missing there goes through `get`, whose KeyError suggests close names. Never written but here.
+OPERATORS = _registry
+
+
 def get(name: str) -> Operator:
     try:
         return _registry[name]

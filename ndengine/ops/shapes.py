@@ -77,3 +77,12 @@ def reduced_shape(shape: tuple, axes: tuple, keepdims: bool) -> tuple:
 
 __all__ = ["shape_of", "broadcast_shapes", "check_shape", "normalize_axes", "normalize_axis_index",
            "reduced_shape"]
+
+
+def c_strides(shape, itemsize) -> tuple:
+    """The byte strides of a C-contiguous array of ``shape`` (an empty axis counts as 1)."""
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))

@@ -11,7 +11,7 @@ import pytest
 
 import ndengine as nd
 from ndengine.ops.runtime import parallel
-from venv_helpers import check_probe, make_venv, probe, run, tbb_expected
+from venv_helpers import PURE, check_probe, make_venv, probe, run, tbb_expected
 
 
 def _tbb_installed() -> bool:
@@ -177,16 +177,16 @@ def test_fresh_venv_uses_tbb_and_fork_and_spawn_pools_work(tmp_path):
     """``pip install`` into a plain venv; a large op, then multiprocessing fork and spawn
     Pools whose workers run large ops. Without the tbb wheel: the workqueue and a warning
     (checked where the base interpreter has no libtbb of its own)."""
-    python = make_venv(sys.executable, tmp_path)
+    python = make_venv(sys.executable, tmp_path, build_core=False)  # not what is tested here
     venv_dir = tmp_path / "venv"
-    report = probe(python, tmp_path)
+    report = probe(python, tmp_path, env=PURE)
     if tbb_expected():
         check_probe(report, venv_dir, "tbb")
         assert report["tbb_status"].startswith("ok"), report
         assert not report["warnings"], report
         run([python, "-m", "pip", "uninstall", "--quiet", "--yes", "tbb"], timeout=120,
             cwd=tmp_path, what="pip uninstall tbb")
-        report = probe(python, tmp_path)
+        report = probe(python, tmp_path, env=PURE)
     if report["tbb_status"].startswith("ok"):
         return  # this interpreter's own lib/ has a libtbb: the fallback cannot be shown here
     check_probe(report, venv_dir, "workqueue")

@@ -54,7 +54,9 @@ def test_tiny_op_profile_runs_and_accounts_for_the_op():
     for section in ("calls per op", "bytecodes per op", "cProfile", "stage timers", "remainder"):
         assert section in out, out
     bytecodes = float(out.split("bytecodes per op (sys.settrace opcodes): ")[1].split()[0])
-    assert bytecodes > 100, out  # the op was traced, not an empty loop
+    # the op was traced, not an empty loop (whose 7 bytecodes the profile subtracts): the
+    # compiled core runs most of an op as C, but the engine's part stays interpreted
+    assert bytecodes > 20, out
 
 
 def test_autograd_benchmark_runs_and_agrees_with_numpy():

@@ -73,7 +73,7 @@ def test_oldest_supported_python_with_the_oldest_numpy_and_numba(tmp_path):
     check_probe(report, tmp_path / "venv", "tbb" if tbb_expected() else "workqueue")
     # pip built the compiled core (a C compiler is here: Cython is a build requirement)
     core = run([venv_python, "-c", "import ndengine; "
-                "print(ndengine.compiled_core.STATE['core'])"],
+                "print(ndengine.engine.compiled.STATE['core'])"],
                timeout=120, cwd=tmp_path, what="which core").stdout.strip()
     assert core == ("compiled" if shutil.which("cc") else "pure Python"), core
     # The suite's files, run from outside the checkout against the installed copy.

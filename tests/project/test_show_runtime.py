@@ -25,7 +25,7 @@ def test_the_report_is_the_state_of_the_process():
     import ndengine.core.pipeline as pipeline  # one of the compiled core's modules
     compiled = not pipeline.__file__.endswith(".py")
     assert info["core"]["runs"] == ("compiled" if compiled else "pure Python")
-    assert info["core"]["modules"] == (len(nd.compiled_core.MODULES) if compiled else 0)
+    assert info["core"]["modules"] == (len(nd.engine.compiled.MODULES) if compiled else 0)
     assert info["numba"]["jit_after"] == deferred_loops.jit_after()
     assert info["numba"]["num_threads"] == numba.get_num_threads()
     assert info["caches"]["ndengine"]["path"] == disk_cache.cache_dir()

@@ -64,14 +64,18 @@ def source_copy(dest: pathlib.Path) -> pathlib.Path:
     return dest
 
 
-def make_venv(python, where: pathlib.Path, *requirements, timeout=420) -> pathlib.Path:
+def make_venv(python, where: pathlib.Path, *requirements, timeout=420,
+              build_core=True) -> pathlib.Path:
     """A venv made by ``python`` with ndengine (from a copy of the checkout) and
-    ``requirements`` installed; returns its interpreter."""
+    ``requirements`` installed; returns its interpreter. ``build_core=False``: without the
+    compiled core (NDENGINE_BUILD_CORE=0; a minute less), for a test of something else: run
+    its interpreter with NDENGINE_PURE_PYTHON=1 (`PURE`), or the import warns."""
     run([python, "-m", "venv", where / "venv"], timeout=180, cwd=where, what="python -m venv")
     venv_python = where / "venv" / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     src = source_copy(where / "src")
     run([venv_python, "-m", "pip", "install", "--quiet", src, *requirements],
-        timeout=timeout, cwd=where, what="pip install", network=True)
+        timeout=timeout, cwd=where, what="pip install", network=True,
+        env=None if build_core else {"NDENGINE_BUILD_CORE": "0"})
     return venv_python
 
 
@@ -102,10 +106,13 @@ PROBE = textwrap.dedent("""
 """)
 
 
-def probe(venv_python, cwd: pathlib.Path) -> dict:
+PURE = {"NDENGINE_PURE_PYTHON": "1"}  # the environment of a venv made with build_core=False
+
+
+def probe(venv_python, cwd: pathlib.Path, env=None) -> dict:
     script = cwd / "probe.py"
     script.write_text(PROBE)
-    result = run([venv_python, script], timeout=300, cwd=cwd, what="threading probe")
+    result = run([venv_python, script], timeout=300, cwd=cwd, what="threading probe", env=env)
     lines = [ln for ln in result.stdout.splitlines() if ln.startswith("REPORT ")]
     assert lines, result.stdout + result.stderr
     report = json.loads(lines[-1][len("REPORT "):])

@@ -8,6 +8,8 @@ import math
 
 import numpy as np
 
+from ..shapes import c_strides
+
 
 def _one(rule):
     """A rule of an op with one output: ``rule(f, g, *inputs, out=, **params)``."""
@@ -133,19 +135,11 @@ def _scatter(f, shape, index, values):
     return f.scatter_add(_Shape(shape), index, values)
 
 
-def _c_strides(shape):
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= n
-    return tuple(reversed(strides))
-
-
 def _scatter_along(f, g, index, shape, axis):
     """Zeros of ``shape`` with ``g`` added along ``axis`` at ``index`` (an NDArray of
     non-negative positions broadcasting against ``g``, whose other axes are ``shape``'s
     or 1 where ``shape`` has 1): take_along_axis's transpose, as one bincount."""
-    strides = _c_strides(shape)
+    strides = c_strides(shape, 1)
     position = f("multiply", index, strides[axis])
     for d, n in enumerate(shape):
         if d != axis and n > 1:

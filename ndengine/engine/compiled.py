@@ -2,11 +2,12 @@
 
 The per-op path (``MODULES``) is plain Python typed by the ``.pxd`` file beside each module
 (Cython's pure-Python mode): one source, which ``pip install`` compiles when a C compiler is
-there (setup.py) and which runs as it is where none is. The package's ``__init__`` calls
-`choose` before it imports any of these modules, and runs the pure-Python core when
+there (setup.py) and which runs as it is where none is. The engine's ``__init__`` (the lowest
+layer, imported first) calls `choose` before any of these modules is imported, and the
+pure-Python core runs when
 
-- ``NDENGINE_PURE_PYTHON`` asks for it (no warning: the user chose it; the package's
-  ``__init__`` reads it through engine/config.py and passes it to `choose`);
+- ``NDENGINE_PURE_PYTHON`` asks for it (no warning: the user chose it; the engine reads it
+  through config.py and passes it to `choose`);
 - the core was never built, or only part of it (a build without a compiler): a warning, once;
 - a module changed since the build (an editable install whose ``.py`` was edited: its
   extension is stale and would silently run the old code): a warning naming the module.
@@ -17,7 +18,8 @@ made by a finder put first in ``sys.meta_path`` that loads those modules from th
 ``STATE`` says what runs (``ndengine.show_runtime()`` prints it).
 
 Imports nothing but the standard library: setup.py reads ``MODULES`` and `source_digest` from
-this file before the package can be imported.
+this file before the package can be imported. It names modules of every layer, as strings
+only: it imports none of them (the finder loads them when their importers ask).
 """
 import hashlib
 import importlib.machinery
@@ -31,7 +33,9 @@ __all__ = ["MODULES", "DIGESTS_FILE", "STATE", "choose", "source_digest", "modul
 
 # The per-op path, in the package's import order (a module's .pxd may cimport an earlier one)
 MODULES = (
+    "ndengine.engine.errors",
     "ndengine.ops.plans",
+    "ndengine.ops.elementwise.dtype_rules",
     "ndengine.ops.elementwise.runs",
     "ndengine.core.fp_errors",
     "ndengine.core.chunk",
@@ -43,15 +47,15 @@ MODULES = (
     "ndengine.ndarray.operator_methods",
 )
 DIGESTS_FILE = "_compiled.json"  # beside this file: {module: digest of the .py it was built from}
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_HERE = os.path.dirname(os.path.abspath(__file__))  # ndengine/engine
 
 STATE = {"core": "pure Python", "reason": "not chosen yet", "modules": ()}
 
 
 def module_path(name, root=None):
     """The ``.py`` file of module ``name`` (dotted), under ``root`` (the directory holding
-    the package; this package's parent by default)."""
-    root = os.path.dirname(_PACKAGE_DIR) if root is None else root
+    the ndengine package, by default this one's)."""
+    root = os.path.dirname(os.path.dirname(_HERE)) if root is None else root
     return os.path.join(root, *name.split(".")) + ".py"
 
 
@@ -75,7 +79,7 @@ def _why_not_compiled(pure_python):
     if pure_python:
         return "NDENGINE_PURE_PYTHON is set"
     try:
-        with open(os.path.join(_PACKAGE_DIR, DIGESTS_FILE)) as recorded:
+        with open(os.path.join(_HERE, DIGESTS_FILE)) as recorded:
             digests = json.load(recorded)
     except (OSError, ValueError):
         digests = None
