@@ -65,6 +65,8 @@ engine creation, naming the variable (config.py).
 Modules, in import order (each imports only those before it; no cycles):
     context.py      Context, RunContext, FnProperty.
     config.py       environment variables and worker counts.
+    compiled.py     which core runs, compiled by Cython or pure Python (the same source);
+                    decided here, before any module of the core is imported.
     errors.py       Cancelled, ForkedWhilePending, error notes and origins.
     var.py          the records: ThreadedVar, OprBlock, Operator, WAIT markers; the
                     dependency algorithm.

@@ -158,3 +158,30 @@ def test_the_running_core_is_reported():
     info = nd.show_runtime(as_dict=True)["core"]
     assert info["runs"] == compiled_core.STATE["core"]
     assert info["why"] == compiled_core.STATE["reason"]
+
+
+def test_an_install_without_a_c_compiler_succeeds_and_runs_pure_python(tmp_path):
+    """setup.py with no working compiler (CC=false): the build says why and exits 0, records
+    no digests, and the package imports, warns once and runs its pure-Python core."""
+    from venv_helpers import clean_env, source_copy
+    src = source_copy(tmp_path / "src")
+    cython_c = os.path.join(ROOT, "build", "cython")
+    if os.path.isdir(cython_c):  # Cython's output of this checkout: only the C compile fails
+        shutil.copytree(cython_c, src / "build" / "cython")
+    env = clean_env(CC="false", LDSHARED="false", CXX="false")
+    build = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
+                           cwd=src, env=env, capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    assert "the compiled core was not built" in build.stderr, build.stderr[-3000:]
+    assert not (src / "ndengine" / "engine" / compiled_core.DIGESTS_FILE).exists()
+    probe = ("import warnings; warnings.simplefilter('always')\n"
+             "with warnings.catch_warnings(record=True) as seen:\n"
+             "    import ndengine as nd\n"
+             "    x = nd.arange(4.0) + 1\n"
+             "print(nd.engine.compiled.STATE['core'], x.asnumpy().tolist(),\n"
+             "      sum('pure-Python core' in str(w.message) for w in seen))\n")
+    run = subprocess.run([sys.executable, "-c", probe], cwd=src, capture_output=True,
+                         text=True, timeout=300, env=clean_env())
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.split() == ["pure", "Python", "[1.0,", "2.0,", "3.0,", "4.0]", "1"], \
+        run.stdout
