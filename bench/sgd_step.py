@@ -7,8 +7,9 @@ batches picked by fancy indexing, one epoch per run, per engine kind, beside Num
 The step is plain NumPy code against an ``xp`` namespace (numpy or ndengine), run literally:
 ``X[idx]`` with each batch's index array, ``logits.max(axis=1, keepdims=True)``,
 ``p[np.arange(n), y] -= 1``, ``xb.T @ p`` and in-place momentum updates. Its small, many ops
-stress what lies above the per-op floor: the plan memo (an index array in a key), blocking
-waits (an index array that must be read) and copies. ``--index numpy`` indexes with the
+stress what lies above the per-op floor: the plan memo (an index array in a key), the
+engine's reads of NDArray index arrays (``Y[idx]`` is one even with a NumPy ``idx``: they are
+op inputs, never waited for at the call) and copies. ``--index numpy`` indexes with the
 epoch's NumPy permutation, ``--index ndarray`` with an ndengine one (the same values). Each
 figure is the best of --repeat runs after a warm-up, NumPy and the engines timed in
 interleaved rounds; every run starts from the same weights, and the last weights are checked

@@ -6,7 +6,8 @@ They call the pipeline's ``invoke``, so they are defined here, above it, and `in
 them on the type (array.py, which imports nothing above it); the package's ``__init__`` runs
 it once, as the API layer sets its operators. A basic key gives a view (array.py's
 ``_stand_in_view``); an advanced key, or an int for every axis, a pushed ``take_index``
-(with its key in the plan memo's form: ops/families/indexing.py's ``memo_key``). A
+(with its key in the plan memo's form: ops/families/indexing.py's ``memo_key``). Integer
+NDArray index arrays are the op's inputs after the data (keys.py's ``index_inputs``). A
 write by index is a pushed ``copy`` into the view, or ``assign_index`` into the array;
 while recording, autograd tapes it (tape.record_write). No state.
 """
@@ -18,7 +19,8 @@ from ..ops.dtypes import check_scalar_into
 from ..ops.families.indexing import memo_key as _memo_key
 from . import tape as _tape
 from .array import NDArray, new_array as _new_array
-from .keys import (drop_leading_ones as _drop_leading_ones, is_basic_key as _is_basic_key,
+from .keys import (drop_leading_ones as _drop_leading_ones, index_inputs as _index_inputs,
+                   is_basic_key as _is_basic_key,
                    is_element_key as _is_element_key,
                    is_whole_element_key as _is_whole_element_key, normalize_key as _normalize_key)
 from .pipeline import (as_operand as _as_operand, copy_between as _copy_between,
@@ -89,7 +91,9 @@ def _getitem(self, key):
         return self._stand_in_view(key)
     # advanced keys, and an int for every axis (NumPy's scalar): a copy, which a later
     # ``v += 1`` changes alone, and which autograd's tape sees as no view of self
-    return invoke(ops.get("take_index"), [self], {"key": _memo_key(key, self.shape)})[0]
+    key, indices = _index_inputs(key, self.context)
+    return invoke(ops.get("take_index"), [self, *indices],
+                  {"key": _memo_key(key, self.shape)})[0]
 
 
 def _basic_view(self, key, taped=True):
@@ -149,10 +153,11 @@ def _setitem(self, key, value):
                 and isinstance(value, NDArray) and len(value.shape) > 1):
             raise TypeError(f"NumPy boolean array indexing assignment requires a 0 or "
                             f"1-dimensional input, input has {len(value.shape)} dimensions")
-        if _RECORDING[0] and _tape.record_write(invoke, self, key, value):
+        key, indices = _index_inputs(key, self.context)
+        if _RECORDING[0] and _tape.record_write(invoke, self, key, value, indices):
             return  # autograd recorded the write
-        invoke(ops.get("assign_index"), [self, value], {"key": _memo_key(key, self.shape)},
-               out=self)
+        invoke(ops.get("assign_index"), [self, value, *indices],
+               {"key": _memo_key(key, self.shape)}, out=self)
 
 
 def _converted_value(self, key, value, target):

@@ -1,12 +1,16 @@
 """Index keys as NDArray's ``__getitem__``/``__setitem__`` (array_methods.py) read them: basic
 or not, one element or not, and frozen (copied) so that a queued op selects what the call
-named."""
+named. Integer NDArray index arrays are not read (no wait): they stay in the key, and
+``index_inputs`` makes them inputs of the pushed op (ops/families/indexing.py), whose engine
+read dependency freezes them; boolean and 0-d NDArray indices are read at the call (their
+values decide the result's shape, or make the key basic)."""
 import numpy as np
 
+from ..ops.families.indexing import IndexInput
 from .array import NDArray
 
-__all__ = ["normalize_key", "is_basic_key", "is_element_key", "is_whole_element_key",
-           "drop_leading_ones"]
+__all__ = ["normalize_key", "index_inputs", "is_basic_key", "is_element_key",
+           "is_whole_element_key", "drop_leading_ones"]
 
 def is_element_key(key):
     """No slice, None or Ellipsis: of a basic key, an int for each axis it names."""
@@ -37,8 +41,9 @@ _BASIC_PART_TYPES = frozenset((int, slice, type(None), type(Ellipsis)))
 
 
 def normalize_key(key):
-    """The key as the op will use it when it runs: NDArray indices become NumPy arrays (that
-    waits for them), and NumPy arrays and lists are copied, so that a caller who reuses or
+    """The key as the op will use it when it runs: boolean and 0-d NDArray indices become
+    NumPy arrays (that waits for them), integer ones stay, and NumPy arrays and lists are
+    copied, so that a caller who reuses or
     changes them after the call does not change what the queued op selects."""
     kind = type(key)
     if kind is int or kind is slice:
@@ -60,8 +65,29 @@ def _list_index(part):
     return index
 
 
+def index_inputs(key, ctx):
+    """An advanced (normalized) key's integer NDArray parts as op inputs: the key with an
+    ``IndexInput`` in place of each, and the arrays, on ``ctx`` (moved by a pushed copy when
+    they are elsewhere); ``(key, ())`` when it has none."""
+    single = type(key) is NDArray
+    if not single and type(key) is not tuple:
+        return key, ()
+    parts, arrays = [], []
+    for part in (key,) if single else key:
+        if type(part) is NDArray:
+            parts.append(IndexInput(len(arrays), part.dtype, part.shape))
+            arrays.append(part.as_in_context(ctx))
+        else:
+            parts.append(part)
+    if not arrays:
+        return key, ()
+    return (parts[0] if single else tuple(parts)), arrays
+
+
 def _frozen_index(part):
     if isinstance(part, NDArray):
+        if part.shape and part.dtype.kind in "iu":
+            return part  # an op input (index_inputs): the engine orders later writes after
         part = part.asnumpy()  # a fresh copy
     elif isinstance(part, np.ndarray):
         part = part.copy()

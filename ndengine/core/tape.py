@@ -129,7 +129,7 @@ def note_view(base, view):
         _append("view", rule, [base], [view], {})
 
 
-def record_write(invoke, target, key, value):
+def record_write(invoke, target, key, value, indices=()):
     """``target[key] = value`` (array_methods.py's ``__setitem__``, any key) while
     recording: False when neither is tracked (the caller writes as usual); otherwise the
     write is pushed here (through ``invoke``) as ``assign_index`` into ``target`` and taped,
@@ -137,12 +137,13 @@ def record_write(invoke, target, key, value):
     ops made while recording) keeps its earlier value for the entries that read it: that
     moves to a copy, which those entries read from now, and the overwritten region takes no
     gradient. A variable, or an array other tracked arrays view, cannot be written (as MXNet:
-    the value a backward needs would be gone)."""
+    the value a backward needs would be gone). ``indices``: the key's index inputs
+    (array_methods.py), read by the op after the value."""
     state = _state
     if not state.recording or not (is_on_tape(target) or is_on_tape(value)):
         return False
     source = _moved_aside(invoke, target) if is_on_tape(target) else target
-    inputs, params = [source, value], {"key": key}
+    inputs, params = [source, value, *indices], {"key": key}
     state.recording = False  # the op's own views are not entries
     try:
         outputs = invoke(ops.get("assign_index"), inputs, params, target)

@@ -9,7 +9,7 @@ import pytest
 
 import ndengine as nd
 from ndengine import ops
-from ndengine.ops.families.indexing import MemoKey, memo_key
+from ndengine.ops.families.indexing import IndexInput, MemoKey, memo_key
 
 from ndarray_helpers import run_xp
 
@@ -51,6 +51,7 @@ def test_minibatch_indexing_matches_numpy():
     run_xp(minibatches)
 
 
+@pytest.mark.cpu_only  # the plan memo serves CPU calls (core/pipeline.py)
 @pytest.mark.usefixtures("nd_engine")
 def test_new_index_values_of_one_spec_are_planned_once(plan_builds):
     X = nd.array(np.arange(60.0).reshape(12, 5))
@@ -126,3 +127,34 @@ def test_memo_key_equals_keys_of_its_spec_only():
                                  np.array([1.0]), (0, 0, np.array([0])), [1, 2], (1, 2)])
 def test_memo_key_leaves_keys_it_does_not_cover(key):
     assert memo_key(key, (10, 4)) is key
+
+
+@pytest.mark.cpu_only  # the plan memo serves CPU calls (core/pipeline.py)
+@pytest.mark.usefixtures("nd_engine")
+def test_ndarray_index_values_of_one_spec_are_planned_once(plan_builds):
+    """Integer NDArray index arrays are op inputs: new values (never read at the call) of
+    one spec hit the memo as NumPy ones do."""
+    X = nd.array(np.arange(60.0).reshape(12, 5))
+    rng = np.random.default_rng(1)
+    rows = np.arange(4)
+    after_first = None
+    for _ in range(5):
+        idx = rng.permutation(12)[:4]
+        cols = rng.integers(0, 5, 4)
+        got = X[nd.array(idx)]
+        got[rows, nd.array(cols)] -= 1
+        want = np.arange(60.0).reshape(12, 5)[idx]
+        want[rows, cols] -= 1
+        np.testing.assert_array_equal(got.asnumpy(), want)
+        after_first = after_first or dict(plan_builds)
+    assert plan_builds == after_first
+
+
+def test_memo_key_of_index_inputs_is_their_spec():
+    shape = (10, 4)
+    one = memo_key((IndexInput(0, np.dtype(np.int64), (3,)), slice(1, None)), shape)
+    same = memo_key((IndexInput(0, np.dtype(np.int64), (3,)), slice(1, None)), shape)
+    assert type(one) is MemoKey and one == same and hash(one) == hash(same)
+    assert one != memo_key((IndexInput(0, np.dtype(np.int32), (3,)), slice(1, None)), shape)
+    assert one != memo_key((np.array([1, 2, 3]), slice(1, None)), shape)  # not an input
+    assert pickle.loads(pickle.dumps(one)) == one

@@ -12,6 +12,19 @@ plan's key compares by its spec (each index array's dtype and shape, the other p
 index arrays at every call (NumPy's IndexError at the call, never at the run); a key it does
 not cover (boolean masks, None, Ellipsis, out-of-bounds indices) stays as it was, planned at
 each call by inference as before.
+
+Index arrays that are NDArrays are not read at the call (a blocking wait, which would also
+flush the thread's bulking window): each integer one becomes an INPUT of the pushed op (after
+the data: ``take_index(x, *indices)``, ``assign_index(target, value, *indices)``), a read
+dependency on the engine as in MXNet's ``take`` and PyTorch's index ops, and the key holds an
+``IndexInput`` naming its position among them. Planning sees the placeholder's dtype and shape
+only (inference indexes with a zero-strided stand-in; the memo compares by that spec), and the
+kernel puts the actual index arrays in their places when it runs (``resolve_key``). Their
+values are known only then, so an out-of-bounds index in an NDArray is no error at the call:
+the op fails with NumPy's IndexError, which surfaces (with the op's name and the user's line)
+at the next wait on its output, as in MXNet and PyTorch on CUDA. NumPy index arrays keep
+their call-time bounds check; boolean NDArray masks (whose values give the output's shape)
+are still read at the call.
 """
 from __future__ import annotations
 
@@ -24,6 +37,57 @@ from ..shapes import broadcast_shapes, shape_of
 
 
 _lowest, _highest = np.minimum.reduce, np.maximum.reduce  # without ndarray.min's wrapper
+
+
+class IndexInput:
+    """In a key, the place of the op's index input number ``position`` (counted from the
+    first index input), an integer array of ``dtype`` and ``shape``."""
+    __slots__ = ("position", "dtype", "shape")
+
+    def __init__(self, position: int, dtype, shape: tuple):
+        self.position, self.dtype, self.shape = position, dtype, shape
+
+    def spec(self):
+        return IndexInput, self.position, self.dtype, self.shape
+
+    def __hash__(self):
+        return hash(self.spec())
+
+    def __eq__(self, other):
+        return type(other) is IndexInput and self.spec() == other.spec()
+
+    def __reduce__(self):
+        return IndexInput, (self.position, self.dtype, self.shape)
+
+    def __repr__(self):
+        return f"IndexInput({self.position}, {self.dtype}, {self.shape})"
+
+
+def resolve_key(key, indices):
+    """``key`` with each ``IndexInput`` replaced by ``indices[position]`` (what ``make``
+    gives: a NumPy view for the kernel, a zero-strided stand-in for inference)."""
+    if type(key) is IndexInput:
+        return indices[key.position]
+    if not isinstance(key, tuple):
+        return key
+    return tuple(indices[part.position] if type(part) is IndexInput else part
+                 for part in key)
+
+
+def has_index_inputs(key) -> bool:
+    parts = key if isinstance(key, tuple) else (key,)
+    return any(type(part) is IndexInput for part in parts)
+
+
+def _stand_in_key(key):
+    """The key planning indexes with: each placeholder a zero-strided array of its spec
+    (index 0: in bounds wherever any index is)."""
+    if not has_index_inputs(key):
+        return key
+    parts = key if isinstance(key, tuple) else (key,)
+    stand_ins = {part.position: _zero_strided(part.shape, part.dtype)
+                 for part in parts if type(part) is IndexInput}
+    return resolve_key(key, stand_ins)
 
 
 class MemoKey(tuple):
@@ -50,8 +114,9 @@ class MemoKey(tuple):
 
 
 def memo_key(key, shape: tuple):
-    """``key`` (normalized: index arrays are NumPy arrays) as a ``MemoKey`` when it is made of
-    ints, slices and in-bounds integer index arrays (one at least), one per axis of ``shape``
+    """``key`` (normalized: index arrays are NumPy arrays or ``IndexInput`` places) as a
+    ``MemoKey`` when it is made of ints, slices and integer index arrays (one at least; NumPy
+    ones in bounds), one per axis of ``shape``
     from the first; else ``key`` itself."""
     parts = key if type(key) is tuple else (key,)
     if len(parts) > len(shape):
@@ -65,6 +130,9 @@ def memo_key(key, shape: tuple):
                     part.size and (_lowest(part, None) < -size or _highest(part, None) >= size)):
                 return key  # a mask (its values give the shape), or inference's IndexError
             spec.append((part.dtype, part.shape))
+        elif kind is IndexInput:
+            arrays = True
+            spec.append(part.spec())  # bounds: checked by the kernel when it runs
         elif kind is slice:
             spec.append((slice, _value_spec(part.start), _value_spec(part.stop),
                          _value_spec(part.step)))
@@ -84,8 +152,8 @@ def indexed_shape(shape: tuple, key) -> tuple:
     return tuple(stand_in[key].shape)
 
 
-def infer_take(x, *, key):
-    return [(indexed_shape(shape_of(x), key), result_type(x))]
+def infer_take(x, *indices, key):
+    return [(indexed_shape(shape_of(x), _stand_in_key(key)), result_type(x))]
 
 
 def take_kernel(inputs, outputs, req, *, key):
@@ -93,6 +161,8 @@ def take_kernel(inputs, outputs, req, *, key):
     if req is OpReq.NULL:
         return
     x = np.asarray(inputs[0])
+    if len(inputs) > 1:
+        key = resolve_key(key, [np.asarray(index) for index in inputs[1:]])
     selected = x[key]  # a view for basic keys, a new array for advanced ones
     if req is OpReq.ADD_TO:
         out += selected
@@ -109,7 +179,8 @@ def setitem_value_shape(value_shape: tuple, region: tuple) -> tuple:
     return value_shape
 
 
-def infer_assign(target, value, *, key):
+def infer_assign(target, value, *indices, key, accumulate=False):
+    key = _stand_in_key(key)
     region = indexed_shape(shape_of(target), key)
     value_shape = setitem_value_shape(shape_of(value), region)
     if len(value_shape) > len(region) or broadcast_shapes(value_shape, region) != region:
@@ -128,26 +199,34 @@ def _zero_strided(shape, dtype, writeable=False):
                                            writeable=writeable)
 
 
-def assign_kernel(inputs, outputs, req, *, key):
-    """out[key] = value; when out is not the target buffer, copy the target in first."""
+def assign_kernel(inputs, outputs, req, *, key, accumulate=False):
+    """out[key] = value (``accumulate``: ``numpy.add.at(out, key, value)``, repeats adding up,
+    the gradient of take_index); when out is not the target buffer, copy the target in
+    first."""
     out, req = single_output(outputs, req)
     if req is OpReq.NULL:
         return
     if req is OpReq.ADD_TO:
         raise ValueError("assign_index writes in place; ADD_TO is not meaningful for it")
-    target, value = inputs
-    value = detach_overlapping([value], [out], allow_same_view=False)[0]
+    target, value, *indices = inputs
+    # an index input or the value may be the target's own memory: read them before writing
+    value, *indices = detach_overlapping([value, *indices], [out], allow_same_view=False)
+    if indices:
+        key = resolve_key(key, [np.asarray(index) for index in indices])
     target = np.asarray(target)
     if not same_view(target, out):
         np.copyto(out, target)
-    out[key] = value
+    if accumulate:
+        np.add.at(out, key, value)
+    else:
+        out[key] = value
 
 
 def register_all() -> None:
-    add_operator(numpy_backed("take_index", num_inputs=1, kind="other", infer=infer_take,
+    add_operator(numpy_backed("take_index", num_inputs=None, kind="other", infer=infer_take,
                           doc="x[key] as a new array (any NumPy index)")
                  .set_kernel("cpu", take_kernel))
-    add_operator(numpy_backed("assign_index", num_inputs=2, kind="other", infer=infer_assign,
+    add_operator(numpy_backed("assign_index", num_inputs=None, kind="other", infer=infer_assign,
                           inplace=((0, 0),), write_mode=OpReq.WRITE_INPLACE,
                           doc="target[key] = value, written into the target's buffer")
                  .set_kernel("cpu", assign_kernel))

@@ -51,7 +51,7 @@ from ..runtime import fp_flags as _fp_flags
 from . import scalars as _fs
 from .program import Leaf, OpNode, Scalar
 
-__all__ = ["kernel_source", "load_kernel", "cache_dir", "scalar_slots", "CODEGEN_VERSION"]
+__all__ = ["kernel_source", "kernel_name", "load_kernel", "cache_dir", "writable_dir", "scalar_slots", "CODEGEN_VERSION"]
 
 CODEGEN_VERSION = "4"
 _FLOAT_KINDS = "f"
@@ -272,7 +272,8 @@ def cache_dir() -> str:
     return os.path.join(_disk_cache.cache_dir(), "fusion")
 
 
-def _writable_dir() -> str:
+def writable_dir() -> str:
+    """``cache_dir()``, or when it cannot be written this process's temporary directory."""
     global _fallback_dir
     path = cache_dir()
     try:
@@ -316,14 +317,20 @@ def _write_once(path: str, source: str) -> None:
             os.unlink(tmp)
 
 
+def kernel_name(source: str) -> str:
+    """The module name of the kernel of ``source``: a hash of it and of its dependencies, so
+    that anything kept beside the kernel under this name goes stale with it."""
+    digest = hashlib.sha256((_dependencies() + "\n" + source).encode()).hexdigest()[:24]
+    return f"ndengine_fused_{digest}"
+
+
 def load_kernel(source: str):
     """Import the kernel of ``source`` from the cache directory (compiling it, or loading
     Numba's cached machine code); returns (dispatcher, loaded_from_disk)."""
-    digest = hashlib.sha256((_dependencies() + "\n" + source).encode()).hexdigest()[:24]
-    name = f"ndengine_fused_{digest}"
+    name = kernel_name(source)
     module = sys.modules.get(name)
     if module is None:
-        path = os.path.join(_writable_dir(), name + ".py")
+        path = os.path.join(writable_dir(), name + ".py")
         _write_once(path, source)
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)

@@ -27,6 +27,12 @@ chosen by measurement.  A compile is requested on a call of >= ``COMPILE_MIN_ELE
 elements, or the ``COMPILE_AFTER_CALLS``-th call of a structure; until it is ready the
 blocked evaluator runs, so a new expression costs its caller no compile time.
 
+The choice made by measurement is recorded on disk beside the kernel (``evaluator_records``,
+keyed by the kernel and the machine): a later process with the same record uses it from the
+structure's first call, loading a recorded kernel in the caller (from disk, so no compile
+wait) and measuring nothing; a recorded "blocked" requests no compile before the first
+``RETRY_EVERY`` calls.
+
 Before anything runs, every node's per-call check (``FusedProgram.check_values``) raises
 NumPy's error for the scalar values (a weak Python int out of range): the exception
 carries ``fusion_node``/``fusion_op``.  ``run_unfused`` and ``find_failing_node`` re-run a
@@ -45,6 +51,7 @@ import time
 import numba
 import numpy as np
 
+from . import evaluator_records as _records
 from . import kernel_cache as _kernels
 from .blocks import PARALLEL_MIN_ELEMENTS, block_elements
 from .drivers import coalesced_views, layout_of, prepare_call, run_elementwise
@@ -134,17 +141,21 @@ class FusedKernel:
         views = coalesced_views(call, self._coalesced)
         start = time.perf_counter()
         variant = self._variant(call, views, evaluator, values)
+        kept = self._kept(variant) if evaluator == "auto" else None
         kernel = None
         if variant is not None:
             kernel = entry.variants.get(variant)
-            if kernel is None and evaluator == "numba":
+            if kernel is None and kept == "numba":  # recorded the faster: load it now
+                kernel = _kernels.load_now(entry, variant)
+                start = time.perf_counter()
+            elif kernel is None and evaluator == "numba":
                 kernel = _kernels.wait(entry, variant)
                 if kernel is None:
                     raise RuntimeError(f"compiling the fused kernel failed: "
                                        f"{entry.failed.get(variant)}")
                 start = time.perf_counter()
         slots = self._slots(values, values_key) if kernel is not None else None
-        if slots is not None and evaluator == "auto" and _blocked_wins(entry):
+        if slots is not None and evaluator == "auto" and _blocked_wins(entry, kept):
             slots = None
         flags = 0
         if slots is None:
@@ -154,13 +165,35 @@ class FusedKernel:
             flags = self._run_numba(call, views, kernel, variant, slots, threads)
             used = "numba"
         entry.record(used, time.perf_counter() - start, program.size)
-        if (variant is not None and variant not in entry.events and evaluator == "auto"
-                and entry.calls >= compile_after
-                and (program.size >= COMPILE_MIN_ELEMENTS or entry.calls >= COMPILE_AFTER_CALLS)):
-            _kernels.request(entry, variant)  # after the run: its loops are warm by now
+        if variant is not None and evaluator == "auto":
+            self._after_auto_run(variant, kept, used, compile_after)
         if flags:
             report_kernel_flags(flags, culprits(program))
         return outputs
+
+    def _kept(self, variant):
+        """The evaluator an earlier process recorded for ``variant`` (looked up once per
+        process; None: none recorded, or the program is too small to be measured)."""
+        kept = self.entry.kept
+        if variant not in kept:
+            kept[variant] = (_records.load(self.entry, variant) if variant is not None
+                             and self.program.size >= _kernels.MEASURE_MIN_ELEMENTS else None)
+        return kept[variant]
+
+    def _after_auto_run(self, variant, kept, used, compile_after):
+        """Request the compile this structure may need; record the evaluator once the
+        measurement settles (``MEASURE_RUNS`` runs of the kernel) and differs from the
+        record.  A recorded "blocked" compiles nothing before the first retry."""
+        entry, program = self.entry, self.program
+        if (variant not in entry.events and entry.calls >= compile_after
+                and (program.size >= COMPILE_MIN_ELEMENTS or entry.calls >= COMPILE_AFTER_CALLS)
+                and (kept != "blocked" or entry.calls >= RETRY_EVERY)):
+            _kernels.request(entry, variant)  # after the run: its loops are warm by now
+        if (used == "numba" and entry.runs["numba"] == MEASURE_RUNS
+                and program.size >= _kernels.MEASURE_MIN_ELEMENTS):
+            choice = _measured_choice(entry)
+            if choice != kept and _records.save(entry, variant, choice, entry.best_ns):
+                entry.kept[variant] = choice
 
     def _variant(self, call, views, evaluator, values):
         """The compiled variant this call would use, or None for the blocked evaluator."""
@@ -242,14 +275,26 @@ def _values_key(values):
                    else 0) for v in values])
 
 
-def _blocked_wins(entry) -> bool:
-    """Whether the blocked evaluator measured faster than the compiled kernel: each is
-    measured on ``MEASURE_RUNS`` calls at least (a kernel's first calls pay its dispatch),
-    and the loser is tried again every ``RETRY_EVERY`` calls (the machine's load changes)."""
+def _measured_choice(entry) -> str:
+    """The evaluator measured faster: "blocked" only when it beat the kernel by 10%."""
     blocked, compiled = entry.best_ns.get("blocked"), entry.best_ns.get("numba")
-    if blocked is None or compiled is None or entry.runs.get("numba", 0) < MEASURE_RUNS:
+    if blocked is None or compiled is None or blocked >= 0.9 * compiled:
+        return "numba"
+    return "blocked"
+
+
+def _blocked_wins(entry, kept=None) -> bool:
+    """Whether the blocked evaluator runs instead of the compiled kernel: it measured
+    faster, each measured on ``MEASURE_RUNS`` calls at least (a kernel's first calls pay
+    its dispatch), and the loser is tried again every ``RETRY_EVERY`` calls (the machine's
+    load changes).  Until the kernel is measured, ``kept`` (the evaluator recorded by an
+    earlier process) stands in for the measurement up to the first retry."""
+    if entry.calls % RETRY_EVERY == 0:
         return False
-    return blocked < 0.9 * compiled and entry.calls % RETRY_EVERY != 0
+    if entry.runs.get("numba", 0) < MEASURE_RUNS:
+        return kept == "blocked" and entry.calls < RETRY_EVERY
+    return _measured_choice(entry) == "blocked"
+
 
 
 def kernel_for(program: FusedProgram, *, allow_inexact=False) -> FusedKernel:

@@ -7,7 +7,9 @@ serial/parallel.  Sizes, strides and scalar values are arguments: one compile pe
 structure and layout.
 
 Compiling runs on the compile thread (``compile_queue``), so a new expression never stalls
-its caller: until its kernel is ready the caller runs the blocked evaluator.  ``request`` queues a variant; ``wait`` blocks (tests, benchmarks).
+its caller: until its kernel is ready the caller runs the blocked evaluator.  ``request`` queues a variant; ``wait`` blocks (tests, benchmarks); ``load_now`` compiles or loads in
+the caller (a kernel that an evaluator record says wins, ``evaluator_records``, is loaded
+from disk on the first call rather than after blocked runs).
 
 Statistics (``stats()``): per key the calls (hits), when it was first seen (a miss), each
 variant's compile or load time and whether Numba loaded it from its disk cache, and the
@@ -24,7 +26,10 @@ from .codegen import kernel_source, load_kernel, scalar_slots
 from .evaluators import BlockedEvaluator
 from .rows import warm as warm_rows
 
-__all__ = ["KernelEntry", "entry_for", "request", "wait", "stats", "entry_stats", "reset_stats"]
+__all__ = ["KernelEntry", "entry_for", "request", "wait", "load_now", "stats", "entry_stats",
+           "reset_stats", "MEASURE_MIN_ELEMENTS"]
+
+MEASURE_MIN_ELEMENTS = 1 << 16  # calls this large are measured (smaller ones time overheads)
 
 
 class KernelEntry:
@@ -47,10 +52,12 @@ class KernelEntry:
         self.loaded_from_disk = {}      # (layout, parallel) -> bool
         self.best_ns = {}               # evaluator -> best ns per element measured
         self.runs = {}                  # evaluator -> calls
+        self.kept = {}                  # (layout, parallel) -> evaluator recorded on disk, or
+        # None (looked up once per process, ``evaluator_records``)
 
     def record(self, evaluator, seconds, size) -> None:
         self.runs[evaluator] = self.runs.get(evaluator, 0) + 1
-        if size >= 1 << 16:
+        if size >= MEASURE_MIN_ELEMENTS:
             ns = seconds * 1e9 / size
             if ns < self.best_ns.get(evaluator, float("inf")):
                 self.best_ns[evaluator] = ns
@@ -96,6 +103,24 @@ def request(entry, variant) -> threading.Event:
 def wait(entry, variant, timeout=None):
     """The compiled variant, compiling it now if needed (None if it failed)."""
     request(entry, variant).wait(timeout)
+    return entry.variants.get(variant)
+
+
+def load_now(entry, variant):
+    """The compiled variant, compiled or loaded in the calling thread unless already
+    requested (then waited for); None if it failed."""
+    with _lock:
+        event = entry.events.get(variant)
+        mine = event is None
+        if mine:
+            event = entry.events[variant] = threading.Event()
+    if mine:
+        try:
+            _compile(entry, variant)
+        finally:
+            event.set()
+    else:
+        event.wait()
     return entry.variants.get(variant)
 
 

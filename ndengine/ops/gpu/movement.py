@@ -6,8 +6,9 @@ Each mirrors its CPU kernel with xp in place of NumPy:
   copyto copes with overlap, CuPy's does not, so an overlapping input is copied first;
 * ``concatenate``/``stack``: xp's with ``out=`` and ``casting="unsafe"`` (CuPy has both);
   ``split``: slices copied into each output;
-* ``take_index``/``assign_index``: ``x[key]`` and ``out[key] = value`` with the key's NumPy
-  index arrays moved to xp (``device_value``); ``put``/``put_along_axis``: xp's, with
+* ``take_index``/``assign_index``: ``x[key]`` and ``out[key] = value`` (``xp.add.at`` with
+  ``accumulate``) with the key's NumPy index arrays moved to xp (``device_value``) and its
+  index inputs (``IndexInput`` places) put in (``resolve_key``); ``put``/``put_along_axis``: xp's, with
   NumPy's ``mode="raise"`` (CuPy's default wraps) checked here;
 * ``fill``, ``arange``, ``eye``, ``linspace`` (the ``creation.CREATION_TABLE`` rows):
   xp's function of the row's name with the row's params; ``linspace`` with array bounds and
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..families.indexing import resolve_key
 from ..families.creation import _arange_args, make_linspace, scalar_param
 from .kernels import device_value, host_run, module_of, quiet, write_value
 from .numpy_functions import as_xp_inputs
@@ -83,24 +85,31 @@ def _take_index(xp, inputs, outputs, req, *, key):
     out, r = outputs[0], OpReq(req[0])
     if r is _NULL:
         return
-    (x,) = as_xp_inputs(xp, inputs)
-    (selected,) = detach_overlapping([x[device_value(xp, key)]], [out], xp=xp)
+    x, *indices = as_xp_inputs(xp, inputs)
+    key = device_value(xp, resolve_key(key, indices))
+    (selected,) = detach_overlapping([x[key]], [out], xp=xp)
     write_value(xp, out, r, selected)
 
 
-def _assign_index(xp, inputs, outputs, req, *, key):
+def _assign_index(xp, inputs, outputs, req, *, key, accumulate=False):
     out, r = outputs[0], OpReq(req[0])
     if r is _NULL:
         return
     if r is _ADD_TO:
         raise ValueError("assign_index writes in place; ADD_TO is not meaningful for it")
-    target, value = inputs
-    (value,) = detach_overlapping([value], [out], allow_same_view=False, xp=xp)
+    target, value, *indices = inputs
+    # an index input or the value may be the target's own memory: read them before writing
+    value, *indices = detach_overlapping([value, *as_xp_inputs(xp, indices)], [out],
+                                         allow_same_view=False, xp=xp)
     if not same_view(target, out):
         xp.copyto(out, target)
     if xp is not np and isinstance(value, np.ndarray):
         value = xp.asarray(value)
-    out[device_value(xp, key)] = value
+    key = device_value(xp, resolve_key(key, indices))
+    if accumulate:
+        xp.add.at(out, key, value)
+    else:
+        out[key] = value
 
 
 def _in_place(name, check):

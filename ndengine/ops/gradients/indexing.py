@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from ..families.indexing import has_index_inputs
 from .common import _one, _is_array, _arange, _scatter_along, _wrapped, _value_gradient
 from .elementwise import ELEMENTWISE
 from .reductions import REDUCTIONS, _extreme, _prod, _sum
@@ -14,8 +15,13 @@ from .reductions import REDUCTIONS, _extreme, _prod, _sum
 __all__ = ["INDEXING"]
 
 
-def _take_index(f, g, x, out, key=None, **_):
-    return [f.scatter_add(x, key, g)]
+def _take_index(f, grads, inputs, outputs, params):
+    """x[key]: g added at key into zeros (repeats add up: ``numpy.add.at``, assign_index's
+    ``accumulate``); the key's index inputs take no gradient."""
+    (x, *indices), g = inputs, grads[0]
+    zeros = f.zeros(x.shape, g.dtype, g)
+    return [f("assign_index", zeros, g, *indices, key=params["key"], accumulate=True),
+            *[None] * len(indices)]
 
 
 def _take(f, grads, inputs, outputs, params):
@@ -52,7 +58,8 @@ def _take_along_axis(f, grads, inputs, outputs, params):
 def _advanced(key):
     """The key has an integer index array (a position may be written twice)."""
     parts = key if isinstance(key, tuple) else (key,)
-    return any(isinstance(k, np.ndarray) and k.dtype.kind in "iu" for k in parts)
+    return has_index_inputs(key) or any(
+        isinstance(k, np.ndarray) and k.dtype.kind in "iu" for k in parts)
 
 
 def _last_writes(f, region_grad, written):
@@ -66,16 +73,23 @@ def _last_writes(f, region_grad, written):
 
 def _assign_index(f, grads, inputs, outputs, params):
     """target[key] = value: the target's gradient is g with the region zeroed, the
-    value's g's region (summed to the value's shape)."""
-    (target, value), g, key = inputs, grads[0], params["key"]
+    value's g's region (summed to the value's shape); with ``accumulate`` (target[key] +=
+    value, repeats adding up) the target's is g. The key's index inputs take none."""
+    (target, value, *indices), g, key = inputs, grads[0], params["key"]
+
+    def region_of(a):
+        return f("take_index", a, *indices, key=key)
     dv = None
     if _is_array(value):
-        region = g[key]
-        if _advanced(key):
-            region = _last_writes(f, region, lambda ids: f(
-                "assign_index", f.zeros(g.shape, ids.dtype, g), ids, key=key)[key])
+        region = region_of(g)
+        if _advanced(key) and not params.get("accumulate"):
+            region = _last_writes(f, region, lambda ids: region_of(f(
+                "assign_index", f.zeros(g.shape, ids.dtype, g), ids, *indices, key=key)))
         dv = _value_gradient(f, region, value)
-    return [f("assign_index", g, 0, key=key) if _is_array(target) else None, dv]
+    dt = None
+    if _is_array(target):
+        dt = g if params.get("accumulate") else f("assign_index", g, 0, *indices, key=key)
+    return [dt, dv, *[None] * len(indices)]
 
 
 def _put(f, grads, inputs, outputs, params):
@@ -178,7 +192,7 @@ def _ufunc_method(f, grads, inputs, outputs, params):
 
 
 INDEXING = {
-    "take_index": _one(_take_index),
+    "take_index": _take_index,
     "take": _take,
     "take_along_axis": _take_along_axis,
     "assign_index": _assign_index,

@@ -6,7 +6,8 @@ cache directory for ndengine (``platformdirs.user_cache_dir``: on Linux
 ``$XDG_CACHE_HOME/ndengine``, by default ``~/.cache/ndengine``).  It holds:
 
 * ``fusion/``: the generated fused kernels' modules (``fusion/codegen``), with Numba's cache of
-  their machine code beside them;
+  their machine code beside them, and the evaluator each kernel's program was measured to run
+  fastest with on this machine (``fusion/evaluator_records``);
 * ``numba/``: Numba's cache of the package's own ``cache=True`` functions (the element-wise
   loops, the fused row reductions), used when the package's ``__pycache__`` folders cannot be
   written (a read-only install).
