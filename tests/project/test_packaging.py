@@ -62,8 +62,9 @@ def test_oldest_supported_python_with_the_oldest_numpy_and_numba(tmp_path):
         pytest.skip(f"python{major}.{minor} (the oldest supported, from requires-python) is "
                     "neither on PATH nor under pyenv")
     numpy_min, numba_min = _minimum("numpy"), _minimum("numba")
+    # the compiled core built as pip builds it, at -O0: the install is tested, not its speed
     venv_python = make_venv(python, tmp_path, f"numpy=={numpy_min}", f"numba=={numba_min}",
-                            "pytest", "hypothesis")
+                            "pytest", "hypothesis", build_env={"CFLAGS": "-O0"})
     versions = run([venv_python, "-c", "import sys, numpy, numba; "
                     "print(sys.version_info[:2], numpy.__version__, numba.__version__)"],
                    timeout=120, cwd=tmp_path, what="versions").stdout

@@ -65,17 +65,18 @@ def source_copy(dest: pathlib.Path) -> pathlib.Path:
 
 
 def make_venv(python, where: pathlib.Path, *requirements, timeout=420,
-              build_core=True) -> pathlib.Path:
+              build_core=True, build_env=None) -> pathlib.Path:
     """A venv made by ``python`` with ndengine (from a copy of the checkout) and
     ``requirements`` installed; returns its interpreter. ``build_core=False``: without the
     compiled core (NDENGINE_BUILD_CORE=0; a minute less), for a test of something else: run
-    its interpreter with NDENGINE_PURE_PYTHON=1 (`PURE`), or the import warns."""
+    its interpreter with NDENGINE_PURE_PYTHON=1 (`PURE`), or the import warns. ``build_env``:
+    more environment for the install (a compiler's flags, say)."""
     run([python, "-m", "venv", where / "venv"], timeout=180, cwd=where, what="python -m venv")
     venv_python = where / "venv" / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     src = source_copy(where / "src")
     run([venv_python, "-m", "pip", "install", "--quiet", src, *requirements],
         timeout=timeout, cwd=where, what="pip install", network=True,
-        env=None if build_core else {"NDENGINE_BUILD_CORE": "0"})
+        env={**(build_env or {}), **({} if build_core else {"NDENGINE_BUILD_CORE": "0"})})
     return venv_python
 
 
