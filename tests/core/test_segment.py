@@ -226,7 +226,9 @@ def test_the_profiler_shows_a_window_as_one_event_listing_its_ops(nd_engine):
         x.wait_to_read()
     finally:
         nd_engine.set_run_hook(previous)
-    assert records == [("bulk of 3", {"ops": ["fill", "add", "multiply"]})]
+    # (a deletion of an earlier test's array, freed by the cyclic GC meanwhile, may run too)
+    ours = [record for record in records if record[0] != "delete_variable"]
+    assert ours == [("bulk of 3", {"ops": ["fill", "add", "multiply"]})]
 
 
 def test_fork_child_sees_the_gathered_values():
