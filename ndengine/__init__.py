@@ -12,10 +12,10 @@ from .core.settings import get_settings, settings
 from .ndarray import *  # noqa: F401,F403 - the array API is the package's API
 from .ndarray import __all__ as _array_names
 from .ndarray import random, storage  # noqa: F401
-from .ndarray import fft, linalg  # noqa: F401  (also importable as ndengine.linalg/.fft/.random)
+from .ndarray import emath, fft, linalg  # noqa: F401  (importable as ndengine.linalg & co.)
 import sys as _sys
 _sys.modules.update({f"{__name__}.{module.__name__.rpartition('.')[2]}": module
-                     for module in (linalg, fft, random)})
+                     for module in (linalg, fft, random, emath)})
 from .ops import register as register_op  # noqa: F401
 
 __version__ = "0.1.0"

@@ -52,6 +52,8 @@ _RETURNS = {
         "waitall": "None", "save": "None", "put": "None", "put_along_axis": "None",
         "allclose": _BOOL, "array_equal": _BOOL, "iscomplexobj": _BOOL, "isrealobj": _BOOL,
         "issubdtype": _BOOL, "divmod": _TUPLE, "histogram": _TUPLE,
+        "histogram2d": "tuple[NDArray, NDArray, NDArray]",
+        "histogramdd": "tuple[NDArray, list[NDArray]]", "polydiv": _TUPLE, "polyfit": "Any",
         "broadcast_arrays": _TUPLES, "meshgrid": _TUPLES, "nonzero": _TUPLES,
         "split": _LIST, "array_split": _LIST, "hsplit": _LIST, "vsplit": _LIST,
         "dsplit": _LIST, "fill_diagonal": "None", "ix_": _TUPLES, "diag_indices": _TUPLES,

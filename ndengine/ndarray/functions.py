@@ -16,7 +16,7 @@ from ..ops.shapes import broadcast_shapes
 from .operators import add_family, module_function
 from .arguments import apply_op, check_out, context_of
 
-__all__ = ["FUNCTIONS", "broadcast_to"]
+__all__ = ["FUNCTIONS", "broadcast_to", "call_output_pair"]
 
 _UNARY_UFUNCS = (
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt", "square",
@@ -47,25 +47,31 @@ _ALIASES = {
 
 # ------------------------------------------------------------------------ callers
 
-def _output_pair(out):
-    """divmod's ``out=``: None or a tuple of two (each an NDArray or None)."""
+def _output_pair(out, name):
+    """A two-output ufunc's ``out=``: None or a tuple of two (each an NDArray or None)."""
     if out is None or (type(out) is tuple and all(o is None for o in out)):
         return None
-    if type(out) is not tuple or len(out) != 2:
-        raise ValueError("divmod: 'out' must be a tuple of 2 arrays (one per output)")
+    if type(out) is not tuple:  # NumPy's errors: a TypeError, then a ValueError
+        raise TypeError(f"{name}: 'out' must be a tuple of 2 arrays (one per output)")
+    if len(out) != 2:
+        raise ValueError(f"{name}: 'out' must be a tuple of 2 arrays (one per output)")
     for o in out:
         if o is not None and not isinstance(o, NDArray):
-            raise TypeError(f"divmod: out={type(o).__name__} is not supported: ndengine "
+            raise TypeError(f"{name}: out={type(o).__name__} is not supported: ndengine "
                             "writes only into NDArrays")
     return out
 
 
-def _call_divmod(op, args):
-    outs = _output_pair(args["out"])
-    params = {} if args["dtype"] is None else {"dtype": ops.check_dtype(args["dtype"])}
+def call_output_pair(op, args):
+    """The caller of a two-output ufunc (divmod, frexp, modf): its inputs, then out=, dtype=."""
+    name = op.name
+    outs = _output_pair(args.pop("out"), name)
+    dtype = args.pop("dtype")
+    params = {} if dtype is None else {"dtype": ops.check_dtype(dtype)}
+    inputs = tuple(args.values())
     given = [o for o in outs or () if o is not None]
-    ctx = context_of((args["x1"], args["x2"]), given[0] if given else None)
-    operands = [_as_operand(a, ctx, numpy_scalars=True) for a in (args["x1"], args["x2"])]
+    ctx = context_of(inputs, given[0] if given else None)
+    operands = [_as_operand(a, ctx, numpy_scalars=True) for a in inputs]
     if outs is None:
         return tuple(invoke(op, operands, params, ctx=ctx))
     # NumPy's checks first (each out: cast, then shape: the inputs and every out broadcast
@@ -74,9 +80,10 @@ def _call_divmod(op, args):
     specs = op.infer(*operands, **params)
     for index, (out, (shape, dtype)) in enumerate(zip(outs, specs)):
         if out is not None:
-            check_out(out, ctx, "divmod")
+            check_out(out, ctx, name)
             if not np.can_cast(dtype, out.dtype, "same_kind"):
-                raise output_casting_error("divmod", dtype, out.dtype, 2, 2 + index)
+                raise output_casting_error(name, dtype, out.dtype, len(outs),
+                                           len(inputs) + index)
     shape = specs[0][0]
     try:
         full = broadcast_shapes(shape, *(out.shape for out in given))
@@ -151,7 +158,7 @@ def _call_array_equal(op, args):
     return bool(invoke(op, [a1, a2], {"equal_nan": args["equal_nan"]}, ctx=ctx)[0].item())
 
 
-add_family("divmod", "x1, x2, /, out=(None, None), *, dtype=None", (), _call_divmod,
+add_family("divmod", "x1, x2, /, out=(None, None), *, dtype=None", (), call_output_pair,
            ("divmod",))
 add_family("fix", "x, out=None", ("x",), _call_fix, ("fix",))
 add_family("nan_to_num", "x, copy=True, nan=0.0, posinf=None, neginf=None", (),

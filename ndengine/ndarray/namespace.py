@@ -2,8 +2,11 @@
 the error for a NumPy name ndengine lacks, so that ``import ndengine as np`` scripts run.
 
 The dtype names are NumPy's own scalar types (``ndengine.float32 is numpy.float32``), so
-``x.dtype == np.float32`` and ``zeros(3, dtype=np.int8)`` mean what they mean in NumPy.
-``float16``, ``complex64`` and ``complex128`` are left out: ndengine has no such dtype yet.
+``x.dtype == np.float32`` and ``zeros(3, dtype=np.int8)`` mean what they mean in NumPy
+(``meta`` adds NumPy's other spellings of them: ``intc``, ``longlong``, ...). NumPy's names of
+dtypes ndengine cannot hold are left out (``longdouble``/``float128``, ``clongdouble``/
+``complex256``, ``str_``, ``bytes_``, ``void``, ``object_``, ``character``, ``flexible``); such a
+dtype given to an ndengine function is a TypeError naming it and the supported dtypes.
 
 ``ndengine.ndarray`` is the array package (``ndengine/ndarray/``), and it answers
 ``isinstance(x, ndengine.ndarray)`` and ``issubclass(cls, ndengine.ndarray)`` for NDArray, as

@@ -45,7 +45,9 @@ _C_SIGNATURES = {
     "concatenate": "arrays, /, axis=0, out=None, *, dtype=None, casting='same_kind'",
     "inner": "a, b, /", "vdot": "a, b, /",
     "unravel_index": "indices, shape, order='C'",
-    "ravel_multi_index": "multi_index, dims, mode='raise', order='C'"}
+    "ravel_multi_index": "multi_index, dims, mode='raise', order='C'",
+    "packbits": "a, /, axis=None, bitorder='big'",
+    "unpackbits": "a, /, axis=None, count=None, bitorder='big'"}
 
 
 def signature_of(parameters):

@@ -24,7 +24,7 @@ import numpy as np
 from .. import ops
 from ..ops.elementwise import operators as elementwise
 from ..core import NDArray, as_operand, invoke
-from .arguments import check_out, defers_to, output_array
+from .arguments import check_out, context_of, defers_to, output_array
 from .operators import registered_function
 
 __all__ = ["array_ufunc", "install", "ufunc", "ufunc_method", "ufunc_objects"]
@@ -107,7 +107,7 @@ def ufunc_method(ufunc, method, inputs, kwargs, caller):
     if unsupported:
         raise TypeError(f"{caller}.{method} on NDArrays does not support the argument(s) "
                         f"{', '.join(unsupported)}")
-    if method == "outer" and ufunc.nout != 1:  # NumPy's outer gives one array per output
+    if method == "outer" and ufunc.nin == 2 and ufunc.nout != 1:  # (a unary one: NumPy's error)
         raise TypeError(f"{caller}.outer of a ufunc with {ufunc.nout} outputs is not "
                         f"supported on NDArrays; {caller}(A[(..., *[None] * B.ndim)], B) "
                         "computes the same")
@@ -122,14 +122,14 @@ def ufunc_method(ufunc, method, inputs, kwargs, caller):
     if kwargs.get("dtype") is not None:
         kwargs["dtype"] = ops.check_dtype(kwargs["dtype"])
     params.update(kwargs)
-    ctx = next((a.context for a in arrays if isinstance(a, NDArray)), None)
+    ctx = context_of(arrays, out)  # a list alone: the current context, as array() takes
     operands = [as_operand(a, ctx) for a in arrays]
     if method != "outer":  # reduce & co. take an array (outer keeps Python scalars weak)
         operands = [a if isinstance(a, NDArray) else as_operand(np.asarray(a), ctx)
                     for a in operands]
     if out is None:
         return invoke(op, operands, params, ctx=ctx)[0]
-    check_out(out, ctx or out.context, f"{ufunc.__name__}.{method}")
+    check_out(out, ctx, f"{ufunc.__name__}.{method}")
     params["out_dtype"] = out.dtype
     invoke(op, operands, params, out=out, ctx=ctx)
     return out

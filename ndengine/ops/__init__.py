@@ -31,10 +31,13 @@ from .registry import Operator, OpReq, get, names, register
 from .elementwise import tables as _elementwise_tables, ufunc_methods as _ufunc_methods
 from .families import (creation as _creation, fft as _fft, indexing as _indexing,
                        linalg as _linalg, math_extra as _math_extra, movement as _movement,
+                       numeric as _numeric, polynomials as _polynomials,
+                       windows_histograms as _windows_histograms,
                        products as _products,
                        random as _random, reductions as _reductions, selection as _selection,
                        sets as _sets, shaping as _shaping, sorting as _sorting,
                        statistics as _statistics)
+from .families import indexing_extra as _indexing_extra
 from .gradients import user_gradient as _user_gradient
 from .gpu import registration as _gpu_registration
 
@@ -42,7 +45,8 @@ from .gpu import registration as _gpu_registration
 # from the CPU ops' tables
 for _family in (_elementwise_tables, _reductions, _products, _creation, _movement, _indexing,
                 _random, _ufunc_methods, _shaping, _selection, _linalg, _statistics, _sorting,
-                _sets, _math_extra, _fft, _user_gradient, _gpu_registration):
+                _sets, _math_extra, _numeric, _polynomials,
+                _windows_histograms, _indexing_extra, _fft, _user_gradient, _gpu_registration):
     _family.register_all()
 del _family
 

@@ -53,9 +53,13 @@ _CHECKS = {"NDArray": lambda r: isinstance(r, nd.NDArray), "None": lambda r: r i
            "builtins.bool": lambda r: isinstance(r, bool),
            "list[NDArray]": lambda r: isinstance(r, list)
            and all(isinstance(e, nd.NDArray) for e in r)}
+_CHECKS["tuple[NDArray, list[NDArray]]"] = lambda r: isinstance(r, tuple) and len(r) == 2 \
+    and isinstance(r[0], nd.NDArray) and _CHECKS["list[NDArray]"](r[1])  # histogramdd
 
 
 def _check(annotation):
+    if annotation in _CHECKS:
+        return _CHECKS[annotation]
     if annotation.startswith("tuple[NDArray"):
         return lambda r: isinstance(r, tuple) and all(isinstance(e, nd.NDArray) for e in r)
     return _CHECKS.get(annotation)

@@ -12,9 +12,9 @@ from . import scalars, ufunc_scalars
 from .operators import (
     ComparisonSpec, ElementwiseSpec, ReluSpec, RoundSpec, UnaryLikeSpec, WhereSpec)
 from .power_clip import ClipSpec, PowerSpec
-from .ufunc_specs import DivmodSpec, LogicalSpec, SignbitSpec
+from .ufunc_specs import LogicalSpec, SignbitSpec, UfuncLoopSpec
 
-__all__ = ["UNARY_TABLE", "BINARY_TABLE", "LOGICAL_TABLE", "COMPARISONS", "register_all"]
+__all__ = ["UNARY_TABLE", "BINARY_TABLE", "LOGICAL_TABLE", "UFUNC_LOOP_TABLE", "COMPARISONS", "register_all"]
 
 
 # ------------------------------------------------------------------------ tables
@@ -98,6 +98,12 @@ LOGICAL_TABLE = [
 ]
 
 
+# NumPy's ufunc itself runs in the op (ufunc_specs.UfuncLoopSpec): name, registry kind
+UFUNC_LOOP_TABLE = [
+    ("gcd", "binary"), ("lcm", "binary"), ("ldexp", "binary"), ("spacing", "unary"),
+    ("bitwise_count", "unary"), ("frexp", "unary"), ("modf", "unary"),
+]
+
 COMPARISONS = {"equal": operator.eq, "not_equal": operator.ne, "less": operator.lt,
                "less_equal": operator.le, "greater": operator.gt,
                "greater_equal": operator.ge}
@@ -130,9 +136,12 @@ def register_all() -> None:
         LogicalSpec(name, scalar, ufunc, _doc(name, ufunc)).register("binary")
     SignbitSpec("signbit", ufunc_scalars.signbit, np.signbit,
                 _doc("signbit", np.signbit)).register("unary")
-    DivmodSpec("divmod", None, np.divmod,
-               "divmod(x1, x2) -> (x1 // x2, x1 % x2), numpy.divmod's two outputs."
-               ).register("binary")
+    UfuncLoopSpec("divmod", None, np.divmod,
+                  "divmod(x1, x2) -> (x1 // x2, x1 % x2), numpy.divmod's two outputs."
+                  ).register("binary")
+    for name, kind in UFUNC_LOOP_TABLE:
+        ufunc = getattr(np, name)
+        UfuncLoopSpec(name, None, ufunc, _doc(name, ufunc)).register(kind)
     elementwise_functions.register_all()
     PowerSpec("power", scalars.power, np.power, _doc("power", np.power) + _POWER_VALUE_CHECK
               ).register("binary")

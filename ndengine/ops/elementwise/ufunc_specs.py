@@ -6,8 +6,10 @@
   is NumPy's TypeError).
 * signbit: NumPy computes the sign of a bool/int8/uint8 input in float16, which ndengine
   lacks; float32 holds those values exactly, so the answer is the same.
-* divmod: two outputs; NumPy's own divmod runs inside the pushed op on operands cast as
-  NumPy casts them.
+* divmod, frexp, modf (two outputs) and gcd, lcm, ldexp, spacing, bitwise_count (no Numba
+  scalar, no NumPy loop in ``runs``): ``UfuncLoopSpec``, NumPy's own ufunc run inside the
+  pushed op on operands cast as NumPy casts them; each output has the dtype of NumPy's loop
+  (frexp: the mantissa's float and int32 exponents).
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from .runs import as_operand, nothing_run
 from ..outputs import write_with_req
 from ..plans import OpReq
 
-__all__ = ["LogicalSpec", "SignbitSpec", "DivmodSpec"]
+__all__ = ["LogicalSpec", "SignbitSpec", "UfuncLoopSpec"]
 
 _BOOL = np.dtype(bool)
 _FLOAT32 = np.dtype(np.float32)
@@ -44,25 +46,30 @@ class SignbitSpec(ElementwiseSpec):
                             params.get("dtype") if params else None, float16_as=_FLOAT32)
 
 
-class DivmodSpec(ElementwiseSpec):
-    """divmod(x1, x2) -> (x1 // x2, x1 % x2): NumPy's divmod on the cast operands."""
+class UfuncLoopSpec(ElementwiseSpec):
+    """NumPy's ufunc itself on the cast operands, any number of outputs (divmod, frexp, ...)."""
 
     def infer(self, *inputs, **params):
-        [(shape, dtype)] = super().infer(*inputs, **params)
-        return [(shape, dtype), (shape, dtype)]
+        [(shape, dtype)] = super().infer(*inputs, **params)  # NumPy's errors, the shape
+        if self.ufunc.nout == 1:
+            return [(shape, dtype)]
+        computation, _ = self.resolve(inputs, params)
+        # the loop the computation dtypes pick is the call's: its outputs' dtypes
+        loop = self.ufunc.resolve_dtypes((*computation, *(None,) * self.ufunc.nout))
+        return [(shape, np.dtype(d)) for d in loop[self.ufunc.nin:]]
 
     def make_run(self, inputs, params, computation, shape, out_dtype, target, aliases, req):
         if math.prod(shape) == 0:
             return nothing_run
-        divmod_ufunc = self.ufunc
+        ufunc = self.ufunc
 
         def run(inputs, outputs, req, params):
             operands = [as_operand(v, dtype) for v, dtype in zip(inputs, computation)]
             if all(r in _PLAIN_REQS for r in req):
-                divmod_ufunc(*operands, out=tuple(outputs))  # copes with overlap
+                ufunc(*operands, out=tuple(outputs))  # copes with overlap
                 return
             results = tuple(np.empty(out.shape, out.dtype) for out in outputs)
-            divmod_ufunc(*operands, out=results)
+            ufunc(*operands, out=results)
             for out, r, result in zip(outputs, req, results):
                 write_with_req(out, r, lambda target, result=result: np.copyto(target, result))
         return run

@@ -14,6 +14,11 @@ small stand-ins). Modules, each importing only those above it (and the op model)
 * ``statistics``: nan-reductions, medians, quantiles, histograms;
 * ``sorting``: sort, argsort, partition, searchsorted, ...; ``fft``: numpy.fft;
 * ``sets``: isin, intersect1d, setdiff1d, setxor1d;
+* ``indexing_extra`` (on ``selection``): putmask, place, copyto (in place), select,
+  vecdot, matvec, vecmat;
 * ``math_extra``: convolve, correlate, interp, cov, corrcoef, unravel_index,
-  ravel_multi_index.
+  ravel_multi_index; ``numeric``: i0, unwrap, sort_complex;
+* ``polynomials``: poly, polyadd, polysub, polyder, polyint, polyval, polyfit;
+  ``windows_histograms``: window functions, histogram2d/dd, histogram_bin_edges,
+  packbits, unpackbits.
 """

@@ -87,17 +87,20 @@ bitwise ops, ``isnan`` & co., ``signbit``, ``isclose``, ``allclose``, ``array_eq
 ``all``, ``count_nonzero``, ``argmax``/``argmin`` (and the nan ones), ``argsort``,
 ``argpartition``, ``lexsort``, ``searchsorted``, ``digitize``, ``nonzero``, ``argwhere``,
 ``flatnonzero``, ``unique``, ``unique_count``, ``bincount_length``,
-``histogram_bin_count``, ``matrix_rank``, ``isin``, ``set_routine_size``), the set routines
-``intersect1d``, ``setdiff1d`` and ``setxor1d`` (value-sized, as ``unique``), random draws (``random_*``), and ``histogram``
-(piecewise constant in its data). Creation ops (``fill``, ``arange``, ``linspace``,
-``eye``, ``indices``, ``fftfreq``, ``rfftfreq``) read no array, so the tape never records
+``histogram_bin_count``, ``matrix_rank``, ``isin``, ``set_routine_size``, ``packbits``,
+``unpackbits``), the set routines
+``intersect1d``, ``setdiff1d`` and ``setxor1d`` (value-sized, as ``unique``), random draws (``random_*``), and ``histogram``,
+``histogram2d``, ``histogramdd``, ``histogram_bin_edges`` (piecewise constant in their
+data). Creation ops (``fill``, ``arange``, ``linspace``, ``eye``, ``indices``, ``fftfreq``,
+``rfftfreq``, the windows ``bartlett`` & co.) read no array, so the tape never records
 them (``CREATION``): ``nd.linspace`` with bounds the tape tracks is computed by ops instead,
 and ``nd.full``/``nd.arange`` refuse them (ndarray/creation.py).
 
 Not built (``NOT_BUILT``: backward says "has no gradient rule"): ``user_gradient``, the
 op that runs a user's NumPy gradient: a second order through it; ``interp`` and
-``gradient`` (NumPy's piecewise interpolation and finite differences; every other
-differentiable built-in op has a rule).
+``gradient`` (NumPy's piecewise interpolation and finite differences), and the polynomial
+ops (``poly``, ``polyadd``, ``polysub``, ``polyder``, ``polyint``, ``polyval``,
+``polyfit``: not written yet); every other differentiable built-in op has a rule.
 
 An op registered with a NumPy gradient (``register_op(..., gradient=g)``, ``op.set_gradient``)
 is differentiated by it: ``rule_of(op)``, the tape's lookup, gives a rule pushing one
@@ -139,11 +142,16 @@ NOT_DIFFERENTIABLE = {
     **dict.fromkeys(("random_method", "random_normal", "random_order", "random_randint",
                      "random_uniform"), "a random draw"),
     "histogram": "piecewise constant in its data",
+    **dict.fromkeys(("histogram2d", "histogramdd", "histogram_bin_edges"),
+                    "piecewise constant in its data, as histogram's"),
+    **dict.fromkeys(("packbits", "unpackbits"), "an integer result"),
 }
 
-CREATION = ("fill", "arange", "linspace", "eye", "indices", "fftfreq", "rfftfreq")
+CREATION = ("fill", "arange", "linspace", "eye", "indices", "fftfreq", "rfftfreq",
+            "bartlett", "blackman", "hamming", "hanning", "kaiser")
 
-NOT_BUILT = ("user_gradient", "interp", "gradient")
+NOT_BUILT = ("user_gradient", "interp", "gradient", "poly", "polyadd", "polysub", "polyder",
+             "polyint", "polyval", "polyfit")
 
 
 def _constant(f, grads, inputs, outputs, params):
