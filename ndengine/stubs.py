@@ -66,7 +66,11 @@ _RETURNS = {
         "register_op": "Callable[[Callable[..., Any]], Callable[..., Any]]",
         # the type depends on the arguments' values
         "load": "Any", "show_runtime": "Any", "unique": "Any", "average": "Any",
-        "indices": "Any"},
+        "indices": "Any", "array_equiv": _BOOL, "isfortran": _BOOL,
+        "may_share_memory": _BOOL, "shares_memory": _BOOL, "copyto": "None", "place": "None",
+        "putmask": "None", "frexp": _TUPLE, "modf": _TUPLE, "tril_indices_from": _TUPLES,
+        "triu_indices_from": _TUPLES, "unstack": _TUPLES, "common_type": "type", "mintypecode": "str",
+        "min_scalar_type": "np.dtype[Any]", "einsum_path": "tuple[list[Any], str]"},
     "linalg": {"eig": "EigResult", "eigh": "EighResult", "slogdet": "SlogdetResult",
                "lstsq": "tuple[NDArray, NDArray, NDArray, NDArray]", "svd": "Any",
                "qr": "Any"},
@@ -200,6 +204,9 @@ def _top_level():
         value = getattr(nd, name)
         if name in _SUBMODULES:
             lines.append(f"from . import {name} as {name}")
+        elif getattr(np, name, None) is value and not isinstance(value, type) \
+                and value is not np.issubdtype:  # NumPy's own object (numpy.testing, seterr)
+            lines.append(f"from numpy import {name} as {name}")
         elif isinstance(value, types.ModuleType):
             package, module = _module_name(value)
             lines.append(f"from .{package.lstrip('.')} import {module} as {name}"

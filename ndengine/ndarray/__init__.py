@@ -13,12 +13,12 @@ Its modules import one way, each only those before it (and ``core``, ``ops``, ``
   (NumPy's functions on NDArrays), ``functions`` (the module functions' table);
 - ``shaping``, ``statistics``, ``complex_parts`` (on ``functions``); ``pushed`` (on
   ``shaping``); ``fft`` and ``linalg`` (on ``pushed``); ``sets`` (on ``statistics``) and
-  ``construction_helpers`` (on ``pushed`` and ``statistics``); ``math_extra`` (compositions
-  on the above) and ``math_pushed`` (NumPy-run ops: convolve, cov, gradient, ...);
-  ``indexing_helpers`` (insert, select, copyto, ...: on ``construction_helpers``),
-  ``creation_extra`` (fromfunction, shares_memory, vecdot, ...) and ``grids`` (mgrid, r_,
-  broadcast, ...), on ``pushed`` and ``shaping``; ``polynomials`` (polyfit, roots, poly1d,
-  ...) and ``windows_histograms`` (windows, histogram2d/dd, packbits, ...) on ``arguments``.
+  ``construction_helpers`` (on ``pushed`` and ``statistics``); ``emath`` (NumPy's math with
+  automatic domain, on ``functions``);
+- ``families/``: the rest of NumPy's namespace, a module per family, each on the modules
+  above (its ``__init__`` lists them): compositions and NumPy-run ops (convolve, gradient,
+  ...), numeric ufuncs, polynomials, windows and histograms, indexing and construction helpers,
+  grids, names without array data.
 
 Importing this package sets NDArray's methods and protocols (``__array_ufunc__``,
 ``__array_function__``, ``real``/``imag``, the statistics and shaping methods).
@@ -70,26 +70,26 @@ globals().update(SETS)
 globals().update(HELPERS)
 __all__ += [*SETS, *HELPERS]
 # compositions (sinc, cross, ...) and NumPy-run ops (convolve, cov, gradient, ...)
-from .math_extra import COMPOSED  # noqa: E402
-from .math_pushed import NUMPY_RUN  # noqa: E402
+from .families.math_extra import COMPOSED  # noqa: E402
+from .families.math_pushed import NUMPY_RUN  # noqa: E402
 globals().update(COMPOSED)
 globals().update(NUMPY_RUN)
 __all__ += [*COMPOSED, *NUMPY_RUN]
 # numeric ufuncs (gcd, frexp, ...) and functions (i0, unwrap, sort_complex, real_if_close)
-from .math_numeric import NUMERIC  # noqa: E402
+from .families.math_numeric import NUMERIC  # noqa: E402
 globals().update(NUMERIC)
 __all__ += list(NUMERIC)
 # polynomials (polyfit, roots, poly1d, ...), windows, histogram2d/dd, packbits/unpackbits
-from .polynomials import POLYNOMIALS  # noqa: E402
-from .windows_histograms import WINDOWS_HISTOGRAMS  # noqa: E402
+from .families.polynomials import POLYNOMIALS  # noqa: E402
+from .families.windows_histograms import WINDOWS_HISTOGRAMS  # noqa: E402
 globals().update(POLYNOMIALS)
 globals().update(WINDOWS_HISTOGRAMS)
 __all__ += [*POLYNOMIALS, *WINDOWS_HISTOGRAMS]
 
 # indexing, construction and array-API names (insert, select, copyto, mgrid, r_, vecdot, ...)
-from .indexing_helpers import INDEXING  # noqa: E402
-from .creation_extra import CREATION  # noqa: E402
-from .grids import GRIDS  # noqa: E402
+from .families.indexing_helpers import INDEXING  # noqa: E402
+from .families.creation_extra import CREATION  # noqa: E402
+from .families.grids import GRIDS  # noqa: E402
 globals().update(INDEXING)
 globals().update(CREATION)
 globals().update(GRIDS)
@@ -101,7 +101,7 @@ globals().update({alias: globals()[name] for alias, name in _ALIASES.items()})
 __all__ += list(_ALIASES)
 # names holding no array data (dtype spellings and queries, printing, error state, NumPy's
 # testing & co.), text and archive I/O, and ndengine.emath
-from .meta import META  # noqa: E402
+from .families.meta import META  # noqa: E402
 from .io import IO  # noqa: E402
 from . import emath  # noqa: E402
 globals().update(META)

@@ -42,10 +42,15 @@ _NOT_NUMPYS = frozenset(("save",))
 _signatures = {}
 
 
+# where NumPy defines a public module's functions -> the public module's name
+_PUBLIC_MODULES = {"numpy.lib.scimath": "numpy.emath"}
+
+
 def _implementation(func):
     """ndengine's function for the NumPy function ``func``, or None."""
     name = getattr(func, "__name__", None)
-    parts = (getattr(func, "__module__", None) or "").split(".")
+    module = getattr(func, "__module__", None) or ""
+    parts = _PUBLIC_MODULES.get(module, module).split(".")
     if parts[0] != "numpy" or name is None or name in _NOT_NUMPYS:
         return None
     namespace = sys.modules["ndengine"]

@@ -66,23 +66,24 @@ def _numpy_has(module, name):
 
 
 def missing_attribute(module_name, name, numpy_module=np):
-    """The AttributeError for ``<module_name>.<name>``: where NumPy has that name, it says
-    ndengine does not have it yet and shows how to use NumPy's meanwhile."""
+    """The AttributeError for ``<module_name>.<name>``: where NumPy has that name (one of the
+    families ndengine leaves out: README, "Left out"), it says so and shows how to use NumPy's
+    on a NumPy copy."""
     found = None if name.startswith("_") else _numpy_has(numpy_module, name)
     where = numpy_module.__name__
     if found is None:
         message = f"module {module_name!r} has no attribute {name!r}"
     elif isinstance(found, type) and issubclass(found, np.generic):
         supported = ", ".join(str(d) for d in SUPPORTED_DTYPES)
-        message = (f"ndengine does not have {where}.{name} yet: it has no such dtype "
+        message = (f"ndengine does not have {where}.{name}: it has no such dtype "
                    f"(supported: {supported})")
     elif isinstance(found, types.ModuleType):
-        message = (f"ndengine does not have {where}.{name} yet; meanwhile use NumPy's on a "
-                   f"NumPy copy: {where}.{name}.<function>(x.asnumpy())")
+        message = (f"ndengine does not have {where}.{name}; use NumPy's on a NumPy copy: "
+                   f"{where}.{name}.<function>(x.asnumpy())")
     elif callable(found):
-        message = (f"ndengine does not have {where}.{name} yet; meanwhile call NumPy's on "
-                   f"a NumPy copy: {where}.{name}(x.asnumpy()) (ndengine.array(result) "
-                   f"makes an NDArray of the result)")
+        message = (f"ndengine does not have {where}.{name}; call NumPy's on a NumPy copy: "
+                   f"{where}.{name}(x.asnumpy()) (ndengine.array(result) makes an NDArray "
+                   f"of the result)")
     else:
-        message = f"ndengine does not have {where}.{name} yet; use {where}.{name}"
+        message = f"ndengine does not have {where}.{name}; use {where}.{name}"
     return AttributeError(message)

@@ -292,3 +292,16 @@ def test_numpy_doc_examples(name):
 @pytest.mark.parametrize("name", ["mgrid", "ogrid", "r_", "c_", "s_", "index_exp"])
 def test_numpy_doc_examples_of_index_tricks(name):
     run_doc_examples(type(getattr(np, name)), skip=("'r'", "'c'"))
+
+
+def test_writes_into_a_numpy_array_from_ndarrays_are_numpys():
+    """numpy.copyto/putmask/place into NumPy's own array, given NDArrays, dispatch here and
+    write the NumPy array as NumPy does (reading the NDArrays' values)."""
+    source, mask = nd.arange(4.0), nd.array([True, False, True, False])
+    target = np.zeros(4)
+    np.copyto(target, source, where=mask)
+    np.testing.assert_array_equal(target, [0.0, 0.0, 2.0, 0.0])
+    np.putmask(target, mask, nd.full(4, 7.0))
+    np.testing.assert_array_equal(target, [7.0, 0.0, 7.0, 0.0])
+    np.place(target, mask, [5, 6])
+    np.testing.assert_array_equal(target, [5.0, 0.0, 6.0, 0.0])

@@ -1,4 +1,4 @@
-"""NumPy's names that hold no array data (ndengine/ndarray/meta.py) and ``ndengine.emath``:
+"""NumPy's names that hold no array data (ndengine/ndarray/families/meta.py) and ``ndengine.emath``:
 dtype spellings and tables, dtype queries on NDArrays, printing, the floating-point error
 state acting on ndengine's ops, NumPy's testing & co.; emath against numpy.emath (one body,
 xp=numpy and xp=ndengine)."""
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import ndengine as nd
-from ndengine.ndarray import meta
+from ndengine.ndarray.families import meta
 
 from ndarray_helpers import raises_anywhere, run_xp
 

@@ -15,7 +15,7 @@ Two kinds of inference, both touching no real data:
 
 What only the values decide is not here: polymul and polydiv trim leading zeros, roots and
 the poly of complex zeros or of a matrix choose their length or dtype by the values; the
-array layer computes those at the call (``ndarray.polynomials``).
+array layer computes those at the call (``ndarray/families/polynomials.py``).
 """
 from __future__ import annotations
 

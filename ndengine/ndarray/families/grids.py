@@ -18,11 +18,11 @@ import math
 
 import numpy as np
 
-from ..core import NDArray
-from .arguments import array_of, first_context, read_values
-from .creation import arange, linspace
-from .pushed import PUSHED
-from .shaping import SHAPING
+from ...core import NDArray
+from ..arguments import array_of, first_context, read_values
+from ..creation import arange, linspace
+from ..pushed import PUSHED
+from ..shaping import SHAPING
 
 __all__ = ["GRIDS"]
 

@@ -28,9 +28,9 @@ NDArray is read: NumPy's answer depends on its value) and ``einsum_path`` (shape
 """
 import numpy as np
 
-from ..core import NDArray
-from .interop import FlatIterator
-from .signatures import numpy_function
+from ...core import NDArray
+from ..interop import FlatIterator
+from ..signatures import numpy_function
 
 __all__ = ["META"]
 

@@ -11,8 +11,8 @@ of one array per dimension, as NumPy's; ravel_multi_index takes one input per di
 """
 import numpy as np
 
-from .arguments import array_of, first_context, frozen, push, read_values
-from .signatures import numpy_function
+from ..arguments import array_of, first_context, frozen, push, read_values
+from ..signatures import numpy_function
 
 __all__ = ["NUMPY_RUN"]
 

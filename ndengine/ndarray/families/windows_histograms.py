@@ -14,10 +14,10 @@ edges depends on the values.
 """
 import numpy as np
 
-from .. import ops
-from ..engine import Context
-from .arguments import array_of, first_context, frozen, push, read_values
-from .signatures import numpy_function, signed_function
+from ... import ops
+from ...engine import Context
+from ..arguments import array_of, first_context, frozen, push, read_values
+from ..signatures import numpy_function, signed_function
 
 __all__ = ["WINDOWS_HISTOGRAMS"]
 

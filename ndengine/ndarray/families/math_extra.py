@@ -18,13 +18,13 @@ import warnings
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
-from .arguments import array_of, first_context
-from .construction_helpers import HELPERS
-from .creation import ones
-from .functions import FUNCTIONS, broadcast_to
-from .shaping import SHAPING
-from .signatures import numpy_function
-from .statistics import FUNCTIONS as _STATISTICS
+from ..arguments import array_of, first_context
+from ..construction_helpers import HELPERS
+from ..creation import ones
+from ..functions import FUNCTIONS, broadcast_to
+from ..shaping import SHAPING
+from ..signatures import numpy_function
+from ..statistics import FUNCTIONS as _STATISTICS
 
 __all__ = ["COMPOSED"]
 

@@ -21,15 +21,15 @@ NDArray arguments it reads them (a wait) and returns NDArrays on their context.
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
-from ..core import NDArray
-from .arguments import array_of, first_context, operand_of, push, read_values
-from .construction_helpers import HELPERS
-from .creation import array, ones, zeros_like
-from .functions import FUNCTIONS, broadcast_to
-from .pushed import PUSHED
-from .shaping import SHAPING
-from .signatures import numpy_function
-from .statistics import FUNCTIONS as _STATISTICS
+from ...core import NDArray
+from ..arguments import array_of, first_context, operand_of, push, read_values
+from ..construction_helpers import HELPERS
+from ..creation import array, ones, zeros_like
+from ..functions import FUNCTIONS, broadcast_to
+from ..pushed import PUSHED
+from ..shaping import SHAPING
+from ..signatures import numpy_function
+from ..statistics import FUNCTIONS as _STATISTICS
 
 __all__ = ["INDEXING", "vectorize"]
 
@@ -51,15 +51,30 @@ def _masked_write(name, target, mask, values):
     push(name, [target, array_of(mask, ctx), array_of(values, ctx)], {}, out=target, ctx=ctx)
 
 
+def _into_numpy(function, target, *args, **kwargs):
+    """A write into a NumPy array (``numpy.copyto(np_array, x)`` dispatches here when x is an
+    NDArray): NumPy's own function writes it, from the NDArrays' values (a wait), as NumPy's
+    would have read them through ``__array__``. True if it did."""
+    if type(target) is not np.ndarray:
+        return False
+    getattr(np, function)(target, *read_values(args),
+                          **{key: read_values(value) for key, value in kwargs.items()})
+    return True
+
+
 def _putmask(a, /, mask, values):
-    _masked_write("putmask", a, mask, values)
+    if not _into_numpy("putmask", a, mask, values):
+        _masked_write("putmask", a, mask, values)
 
 
 def _place(arr, mask, vals):
-    _masked_write("place", arr, mask, vals)
+    if not _into_numpy("place", arr, mask, vals):
+        _masked_write("place", arr, mask, vals)
 
 
 def _copyto(dst, src, casting="same_kind", where=True):
+    if _into_numpy("copyto", dst, src, casting=casting, where=where):
+        return
     _writable("copyto", dst)
     ctx = dst.context
     inputs = [dst, operand_of(src, ctx), operand_of(where, ctx)]

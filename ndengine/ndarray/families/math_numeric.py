@@ -17,10 +17,10 @@ returned at once, as itself, as NumPy returns its input.
 """
 import numpy as np
 
-from .arguments import array_of, frozen, push, read_values
-from .functions import call_output_pair
-from .operators import add_family, module_function
-from .signatures import numpy_function
+from ..arguments import array_of, frozen, push, read_values
+from ..functions import call_output_pair
+from ..operators import add_family, module_function
+from ..signatures import numpy_function
 
 __all__ = ["NUMERIC"]
 

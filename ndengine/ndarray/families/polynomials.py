@@ -22,9 +22,9 @@ import functools
 
 import numpy as np
 
-from ..core import NDArray
-from .arguments import array_of, first_context, frozen, push, read_values
-from .signatures import numpy_function
+from ...core import NDArray
+from ..arguments import array_of, first_context, frozen, push, read_values
+from ..signatures import numpy_function
 
 __all__ = ["POLYNOMIALS", "poly1d"]
 

@@ -25,14 +25,14 @@ data), so the exact answer and ``max_work`` are NumPy's.
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from ..core import NDArray
-from .arguments import array_of, first_context, frozen, push
-from .creation import array, ascontiguousarray, asarray
-from .functions import FUNCTIONS
-from .pushed import PUSHED
-from .shaping import SHAPING
-from .signatures import numpy_function, signed_function
-from .statistics import FUNCTIONS as _STATISTICS
+from ...core import NDArray
+from ..arguments import array_of, first_context, frozen, push
+from ..creation import array, ascontiguousarray, asarray
+from ..functions import FUNCTIONS
+from ..pushed import PUSHED
+from ..shaping import SHAPING
+from ..signatures import numpy_function, signed_function
+from ..statistics import FUNCTIONS as _STATISTICS
 
 __all__ = ["CREATION"]
 
