@@ -47,7 +47,15 @@ _C_SIGNATURES = {
     "unravel_index": "indices, shape, order='C'",
     "ravel_multi_index": "multi_index, dims, mode='raise', order='C'",
     "packbits": "a, /, axis=None, bitorder='big'",
-    "unpackbits": "a, /, axis=None, count=None, bitorder='big'"}
+    "unpackbits": "a, /, axis=None, count=None, bitorder='big'",
+    "asanyarray": "a, dtype=None, order=None, *, device=None, copy=None, like=None",
+    "asfortranarray": "a, dtype=None, *, like=None",
+    "copyto": "dst, src, casting='same_kind', where=True",
+    "frombuffer": "buffer, dtype=None, count=-1, offset=0, *, like=None",
+    "fromfile": "file, dtype=None, count=-1, sep='', offset=0, *, like=None",
+    "fromiter": "iter, dtype, count=-1, *, like=None",
+    "may_share_memory": "a, b, /, max_work=0", "min_scalar_type": "a, /",
+    "putmask": "a, /, mask, values", "shares_memory": "a, b, /, max_work=-1"}
 
 
 def signature_of(parameters):

@@ -261,7 +261,7 @@ def test_second_order_through_the_new_rules():
 
 
 def test_a_users_numpy_gradient_has_no_second_order():
-    """user_gradient, the op a registered NumPy gradient runs as, is the one op NOT_BUILT."""
+    """user_gradient, the op a registered NumPy gradient runs as, is NOT_BUILT: no second order."""
     def gradient(out_grad, inputs, output):
         return [3 * np.asarray(inputs[0]) ** 2 * out_grad]
 

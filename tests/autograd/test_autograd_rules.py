@@ -1,8 +1,9 @@
 """Every gradient rule (ops/gradient_rules.RULES) against central differences in float64:
 ``CASES`` maps each op with a rule to calls that record it (a function of the namespace,
 NumPy's or ndengine's, and small float64 inputs; test_autograd_numeric's ``MORE_CASES`` and
-``COMPLEX_CASES`` hold the statistics', lstsq's, eig's and the FFTs'); a rule without a
-case, or an op neither ruled nor listed as having no gradient, fails
+``COMPLEX_CASES`` hold the statistics', lstsq's, eig's and the FFTs', test_autograd_numpy_more's
+``NUMPY_MORE_CASES`` and ``NUMPY_MORE_COMPLEX_CASES`` those of ops/gradients/numpy_more.py);
+a rule without a case, or an op neither ruled nor listed as having no gradient, fails
 ``test_every_rule_has_a_numeric_check``.
 Also: results without a gradient are constants; setitem (any key, into a fresh or a
 tracked array), put and ufunc.at record the values written; linspace with tracked bounds;
@@ -17,6 +18,7 @@ from ndengine.ops.gradients.rules import CREATION, NOT_BUILT, NOT_DIFFERENTIABLE
 
 from test_autograd import check_gradients
 from test_autograd_numeric import COMPLEX_CASES, MORE_CASES
+from test_autograd_numpy_more import NUMPY_MORE_CASES, NUMPY_MORE_COMPLEX_CASES
 
 pytestmark = pytest.mark.usefixtures("nd_engine")
 
@@ -405,7 +407,8 @@ def test_every_rule_has_a_numeric_check():
     """A rule with no case here (or in test_autograd_numeric's tables), a case for no rule,
     or an op in no list, fails."""
     ruled = {name for name, rule in RULES.items() if getattr(rule, "differentiable", True)}
-    checked = set(CASES) | set(MORE_CASES) | set(COMPLEX_CASES)
+    checked = (set(CASES) | set(MORE_CASES) | set(COMPLEX_CASES) | set(NUMPY_MORE_CASES)
+               | set(NUMPY_MORE_COMPLEX_CASES))
     assert sorted(ruled - checked) == []
     assert sorted(checked - ruled) == []
     assert not ruled & set(NOT_BUILT) and not set(NOT_DIFFERENTIABLE) & set(NOT_BUILT)
@@ -485,13 +488,12 @@ def test_an_integer_result_used_as_an_index_needs_no_gradient():
     np.testing.assert_array_equal(x.grad.asnumpy(), [3.0, 1.0, 2.0])
 
 
-def test_only_a_users_numpy_gradient_interp_and_gradient_are_not_built():
+def test_only_a_users_numpy_gradient_interp_gradient_and_i0_are_not_built():
     """Every differentiable built-in op has a rule but user_gradient (second order through a
     registered NumPy gradient: test_autograd_numeric checks its message), interp and
-    gradient (tests/ndarray/test_math_extra.py checks theirs), and the polynomial ops, whose
-    rules are not written yet (tests/ndarray/test_polynomials.py checks their message)."""
-    assert NOT_BUILT == ("user_gradient", "interp", "gradient", "poly", "polyadd", "polysub",
-                         "polyder", "polyint", "polyval", "polyfit")
+    gradient (tests/ndarray/test_math_extra.py checks theirs), and i0 (its derivative, i1,
+    is not in NumPy: test_autograd_numpy_more checks the message)."""
+    assert NOT_BUILT == ("user_gradient", "interp", "gradient", "i0")
 
 
 def test_unsupported_variants_refuse_clearly():

@@ -25,7 +25,9 @@ medians, quantiles), ``linalg`` (LINALG: products, einsum, ``linalg.*``),
 ``eig_lstsq`` (EIG_LSTSQ: ``linalg.eig``, ``eigvals``, ``lstsq``),
 ``fft`` (FFT: the ``fft.*`` transforms), ``movement`` (MOVEMENT: joins,
 moves, pad, diagonals, triangles) and ``indexing`` (INDEXING: take, writes by
-index, choose, sort, ufunc methods); ``common`` holds what they share. This module
+index, choose, sort, ufunc methods) and ``numpy_more`` (NUMPY_MORE: ldexp, frexp,
+modf, unwrap, sort_complex, the masked writes copyto/putmask/place, select, vecdot,
+matvec, vecmat, the polynomial ops); ``common`` holds what they share. This module
 holds the lists and the table.
 
 Every rule is checked against central differences in float64 by
@@ -68,15 +70,20 @@ Conventions:
   * ``x[idx] = v`` (``assign_index``), ``put`` and ``put_along_axis``: the gradient of
     the written values is the output's gradient at the written positions (where an
     index repeats, only the value NumPy kept, the last written, gets it); the target's
-    gradient is the output's with those positions zeroed;
+    gradient is the output's with those positions zeroed; the masked writes (``copyto``
+    with ``where=``, ``putmask``, ``place``) and ``select`` alike: each element's gradient
+    goes to the value (choice) written there, repeated values summing theirs;
+  * ``polyfit`` needs a fit of full rank (its gradient is lstsq's, through the Vandermonde
+    matrix to ``x`` and the weights to ``w``);
   * some variants raise NotImplementedError at backward, naming what is missing: pad in
     modes maximum/minimum/mean/median/linear_ramp or reflect_type "odd", or with an array
     of several constant_values; roll with an NDArray shift; ufunc methods other than
     reduce (add, multiply, maximum, minimum), accumulate (add, multiply), outer (a binary
     op with a rule), at (add, subtract); matrix norms other than fro, nuc, 2, -2, 1, -1,
-    inf, -inf; svd(full_matrices=True) of a non-square matrix; qr of a wide matrix;
-    quantiles with method inverted_cdf, averaged_inverted_cdf, closest_observation or
-    ``weights=``; an n-d FFT with a repeated axis; complex input to a ``REAL_ONLY`` rule.
+    inf, -inf; polyfit with ``cov=True``; svd(full_matrices=True) of a non-square
+    matrix; qr of a wide matrix; quantiles with method inverted_cdf,
+    averaged_inverted_cdf, closest_observation or ``weights=``; an n-d FFT with a
+    repeated axis; complex input to a ``REAL_ONLY`` rule.
 
 No gradient (``NOT_DIFFERENTIABLE``): their results are constants, as in MXNet and
 PyTorch: their rule gives no gradient to any input, so ``x * (x > 0)`` is ``x`` where it is
@@ -88,7 +95,8 @@ bitwise ops, ``isnan`` & co., ``signbit``, ``isclose``, ``allclose``, ``array_eq
 ``argpartition``, ``lexsort``, ``searchsorted``, ``digitize``, ``nonzero``, ``argwhere``,
 ``flatnonzero``, ``unique``, ``unique_count``, ``bincount_length``,
 ``histogram_bin_count``, ``matrix_rank``, ``isin``, ``set_routine_size``, ``packbits``,
-``unpackbits``), the set routines
+``unpackbits``, ``gcd``, ``lcm``, ``bitwise_count``, ``frexp``'s exponent), ``spacing``
+(piecewise constant), the set routines
 ``intersect1d``, ``setdiff1d`` and ``setxor1d`` (value-sized, as ``unique``), random draws (``random_*``), and ``histogram``,
 ``histogram2d``, ``histogramdd``, ``histogram_bin_edges`` (piecewise constant in their
 data). Creation ops (``fill``, ``arange``, ``linspace``, ``eye``, ``indices``, ``fftfreq``,
@@ -98,9 +106,9 @@ and ``nd.full``/``nd.arange`` refuse them (ndarray/creation.py).
 
 Not built (``NOT_BUILT``: backward says "has no gradient rule"): ``user_gradient``, the
 op that runs a user's NumPy gradient: a second order through it; ``interp`` and
-``gradient`` (NumPy's piecewise interpolation and finite differences), and the polynomial
-ops (``poly``, ``polyadd``, ``polysub``, ``polyder``, ``polyint``, ``polyval``,
-``polyfit``: not written yet); every other differentiable built-in op has a rule.
+``gradient`` (NumPy's piecewise interpolation and finite differences), and ``i0`` (its
+derivative is the Bessel function i1, which NumPy does not have); every other
+differentiable built-in op has a rule.
 
 An op registered with a NumPy gradient (``register_op(..., gradient=g)``, ``op.set_gradient``)
 is differentiated by it: ``rule_of(op)``, the tape's lookup, gives a rule pushing one
@@ -116,6 +124,7 @@ from .indexing import INDEXING
 from .linalg import LINALG
 from .math_extra import MATH_EXTRA
 from .movement import MOVEMENT
+from .numpy_more import NUMPY_MORE
 from .reductions import REDUCTIONS
 from .statistics import STATISTICS
 from ..families.numpy_operators import thawed
@@ -144,14 +153,15 @@ NOT_DIFFERENTIABLE = {
     "histogram": "piecewise constant in its data",
     **dict.fromkeys(("histogram2d", "histogramdd", "histogram_bin_edges"),
                     "piecewise constant in its data, as histogram's"),
-    **dict.fromkeys(("packbits", "unpackbits"), "an integer result"),
+    **dict.fromkeys(("packbits", "unpackbits", "gcd", "lcm", "bitwise_count"),
+                    "an integer result"),
+    "spacing": "piecewise constant (the distance to the next float)",
 }
 
 CREATION = ("fill", "arange", "linspace", "eye", "indices", "fftfreq", "rfftfreq",
             "bartlett", "blackman", "hamming", "hanning", "kaiser")
 
-NOT_BUILT = ("user_gradient", "interp", "gradient", "poly", "polyadd", "polysub", "polyder",
-             "polyint", "polyval", "polyfit")
+NOT_BUILT = ("user_gradient", "interp", "gradient", "i0")
 
 
 def _constant(f, grads, inputs, outputs, params):
@@ -174,6 +184,7 @@ RULES = {
     **MOVEMENT,
     **INDEXING,
     **MATH_EXTRA,
+    **NUMPY_MORE,
     **dict.fromkeys(NOT_DIFFERENTIABLE, _constant),
 }
 
