@@ -44,6 +44,8 @@ MODULES = (
     "ndengine.core.segment",
     "ndengine.core.lazy",
     "ndengine.core.pipeline",
+    "ndengine.core.keys",
+    "ndengine.core.array_methods",
     "ndengine.ndarray.operator_methods",
 )
 DIGESTS_FILE = "_compiled.json"  # beside this file: {module: digest of the .py it was built from}
