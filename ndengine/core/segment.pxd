@@ -47,3 +47,4 @@ cpdef run_gathered(engine, list nodes, bint check)
 cpdef thread_segment()
 cpdef flush_full(window)
 cpdef flush_window(window)
+from ndengine.engine.errors cimport caller_origin as _caller_origin

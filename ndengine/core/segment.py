@@ -72,6 +72,7 @@ import sys
 import threading
 
 from .. import engine as _engine_mod
+from ..engine.errors import caller_origin as _caller_origin
 from ..engine import FnProperty
 from . import fp_errors as _fp
 from .array import NDArray
@@ -243,7 +244,7 @@ def append(engine, ctx, run, outputs, fresh, bulk_size):
         _flush_foreign(chunk.window, segment)
     if not fresh:
         flush_touching(outputs, segment)
-    run.origin = _engine_mod.caller_origin(_OWN_FRAMES)
+    run.origin = _caller_origin(_OWN_FRAMES)
     with segment.lock:
         window = open_window_locked(segment, Window, engine, ctx)
         roles = window.roles
