@@ -38,6 +38,7 @@ MODULES = (
     "ndengine.ops.elementwise.dtype_rules",
     "ndengine.ops.elementwise.runs",
     "ndengine.core.fp_errors",
+    "ndengine.core.at_once",
     "ndengine.core.chunk",
     "ndengine.core.array",
     "ndengine.core.runs",
