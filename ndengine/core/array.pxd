@@ -9,6 +9,7 @@ cdef class RawArray:
     cdef public object _offset
     cdef public object _strides
     cdef public object _view_cache
+    cdef public object _base
     cdef object __weakref__
 
 @cython.locals(arr=RawArray, small=SmallChunk)

@@ -59,7 +59,7 @@ class RawArray:
     (plain slot writes) and then made NDArrays, which costs less than writing every slot
     through a checked or descriptor call. Reads of ``x.shape`` stay plain slot reads."""
 
-    __slots__ = ("shape", "dtype", "_chunk", "_offset", "_strides", "_view_cache",
+    __slots__ = ("shape", "dtype", "_chunk", "_offset", "_strides", "_view_cache", "_base",
                  "__weakref__")
 
 
@@ -80,6 +80,7 @@ class NDArray(RawArray):
         for our own use, which no user sees."""
         view = array_on(self._chunk, shape, self.dtype if dtype is None else dtype, offset,
                         strides)
+        _set_base(view, self if self._base is None else self._base)  # NumPy's: the owner
         if taped and _RECORDING[0]:
             _note_view(self, view)
         return view
@@ -160,6 +161,12 @@ class NDArray(RawArray):
     @property
     def T(self):
         return self.transpose()
+
+    @property
+    def base(self):
+        """NumPy's ``base``: None for an array that owns its memory, else the array that does
+        (a view of a view names the first array, as NumPy's does)."""
+        return self._base
 
     @property
     def engine_var(self):
@@ -435,6 +442,7 @@ _set_shape = RawArray.__dict__["shape"].__set__
 _set_offset = RawArray.__dict__["_offset"].__set__
 _set_strides = RawArray.__dict__["_strides"].__set__
 _set_view_cache = RawArray.__dict__["_view_cache"].__set__
+_set_base = RawArray.__dict__["_base"].__set__
 
 
 # An array's slots are written as a RawArray's, never through NDArray's checked __setattr__:
@@ -476,6 +484,7 @@ def new_array(shape, dtype, ctx, engine=None):
         arr._view_cache = None
     arr._offset = 0
     arr._strides = None
+    arr._base = None
     if not COMPILED:
         arr.__class__ = NDArray
     return arr
@@ -491,6 +500,7 @@ def array_on(chunk, shape, dtype, offset=0, strides=None):
     arr._offset = offset
     arr._strides = strides
     arr._view_cache = None
+    arr._base = None
     if not COMPILED:
         arr.__class__ = NDArray
     return arr

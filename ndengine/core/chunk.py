@@ -30,6 +30,7 @@ import types
 from .. import engine as _engine_mod
 from ..engine.config import env_int
 from . import storage
+from .at_once import note_thread as _note_thread
 
 __all__ = ["Chunk", "SmallChunk", "SMALL_BYTES", "COMPILED", "ARGUMENT_REFS", "flush_window_of"]
 
@@ -125,7 +126,9 @@ os.register_at_fork(after_in_child=_new_lock_after_fork)
 
 def flush_window_of(chunk):
     """Push the open segment window whose gathered ops touch ``chunk``, if any (before a wait
-    or a direct use of its var)."""
+    or a direct use of its var). A thread other than at_once.py's owner first waits for the
+    owner's op that runs at once now, if any."""
+    _note_thread()
     window = chunk.window
     if window is not None and window.open:
         window.flush()

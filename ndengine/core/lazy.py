@@ -62,6 +62,7 @@ import sys
 import numpy as np
 
 from .. import engine as _engine_mod
+from ..engine.errors import caller_origin as _caller_origin
 from ..engine import FnProperty
 from ..engine.config import env_bool, env_int
 from ..ops.fusion.program import FUSIBLE_OPS, TAIL_REDUCTIONS
@@ -257,7 +258,7 @@ def record(engine, ctx, op, plan, key, inputs, params, output, fresh):
     flush_touching(inputs, segment)  # another thread's open window on the arrays goes first
     if not fresh:
         flush_touching((output,), segment)
-    origin = _engine_mod.caller_origin(_OWN_FRAMES)
+    origin = _caller_origin(_OWN_FRAMES)
     shape = output.shape
     if op.name in TAIL_REDUCTIONS:
         return fresh and _record_tail(segment, engine, ctx, op, plan, key, inputs[0], params,

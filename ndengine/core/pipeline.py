@@ -28,7 +28,7 @@ from . import segment as _segment
 from . import tape as _tape
 from .array import NDArray, new_array as _new_array
 from .fp_errors import state_at_push as _fp_state_at_push
-from .segment import append as _gather
+from .segment import append as _gather, run_now as _run_now
 from .chunk import SmallChunk as _SmallChunk
 from .runs import BoundRun, Run
 from .tape import RECORDING as _RECORDING
@@ -243,6 +243,9 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
             op, inputs, params, out, ctx, engine, plan, plan_key, gathering, small, binds_pool)
     run = None
     if small and cast_into is None and device == "cpu":
+        if gathering and not extra_writes and not overwrites and _run_now(
+                engine, plan.run, args, outs, req, params, reads, writes, op.name):
+            return outputs  # ran at once: nothing before it touches its arrays (segment.py)
         run = BoundRun(plan.run, args, outs, req, params, reads, writes, op.name,
                        _fp_state_at_push())
         if gathering and not extra_writes and not overwrites:  # MXNet's BulkAppend

@@ -1,6 +1,8 @@
 # Cython declarations of segment.py (the compiled core: ndengine/engine/compiled.py)
 cimport cython
 from ndengine.core.runs cimport BoundRun
+from ndengine.core.chunk cimport SmallChunk
+from ndengine.core.at_once cimport begin as _run_now_begin, end as _run_now_end
 
 cdef class Segment:
     cdef public object lock
@@ -44,6 +46,10 @@ cpdef _flush_foreign(window, skip)
 @cython.locals(node=BoundRun)
 cpdef run_gathered(engine, list nodes, bint check)
 
+cpdef bint run_now(engine, run, args, outs, req, params, list reads, list writes, name)
+@cython.locals(small=SmallChunk)
+cpdef bint _idle(chunk)
 cpdef thread_segment()
 cpdef flush_full(window)
 cpdef flush_window(window)
+from ndengine.engine.errors cimport caller_origin as _caller_origin

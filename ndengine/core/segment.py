@@ -72,12 +72,15 @@ import sys
 import threading
 
 from .. import engine as _engine_mod
+from ..engine.errors import caller_origin as _caller_origin
 from ..engine import FnProperty
 from . import fp_errors as _fp
+from . import at_once as _at_once
+from .at_once import begin as _run_now_begin, end as _run_now_end
 from .array import NDArray
-from .chunk import ARGUMENT_REFS, COMPILED
+from .chunk import ARGUMENT_REFS, COMPILED, SmallChunk
 
-__all__ = ["append", "flush_before", "flush_touching", "flush_own", "flush_all",
+__all__ = ["append", "run_now", "flush_before", "flush_touching", "flush_own", "flush_all",
            "flush_window", "thread_segment", "open_window_locked", "flush_locked", "WindowBase",
            "flush_full"]
 
@@ -232,6 +235,55 @@ def _vars(chunks):
     return [chunk.var for chunk in chunks]
 
 
+def run_now(engine, run, args, outs, req, params, reads, writes, name):
+    """Run an op on small arrays at once in the pushing thread, instead of gathering it, when
+    nothing pushed or gathered before it touches its arrays (the chunks ``reads`` and
+    ``writes``, all `SmallChunk` s: idle vars, no open window), no run hook watches the engine
+    (a profiler sees every op) and at_once.py lets this thread: then the program is the same
+    as if it had been gathered, at NumPy's cost. Its failure or FP errors are kept with its
+    outputs exactly as a gathered op's (`run_gathered`). True if it ran, False if it must be
+    gathered."""
+    if engine.bulking.executor.hook is not None:
+        return False
+    for chunk in reads:
+        if not _idle(chunk):
+            return False
+    for chunk in writes:
+        if not _idle(chunk):
+            return False
+    if not _run_now_begin():
+        return False
+    try:
+        fp = _fp.state_at_push()
+        token = _fp.set_state(fp.run_state)
+        try:
+            run(args, outs, req, params)
+        except Exception as exc:  # noqa: BLE001 - kept on its outputs, as a gathered op's
+            engine.fail_part(_vars(writes), exc, name, _caller_origin(_OWN_FRAMES))
+        finally:
+            _fp.reset_state(token)
+        if _fp_kept:
+            _fp.inherit(reads, writes)
+        if _fp_messages:
+            _fp.collect(fp, writes, _caller_origin(_OWN_FRAMES))
+    finally:
+        _run_now_end()
+    return True
+
+
+def _idle(chunk):
+    """Nothing pushed or gathered touches ``chunk`` still, and it holds no failure."""
+    if type(chunk) is not SmallChunk:
+        return False
+    small = chunk
+    window = small.window
+    if window is not None and window.open:
+        return False
+    var = small._var
+    return var is None or (var.pending_write is None and var.num_pending_reads == 0
+                           and var.error is None)
+
+
 def append(engine, ctx, run, outputs, fresh, bulk_size):
     """Gather ``run`` (an op on small arrays, a `runs.BoundRun`: it reads the chunks
     ``run.reads`` and writes the chunks ``run.writes``, those of ``outputs``; ``fresh``: its
@@ -243,7 +295,7 @@ def append(engine, ctx, run, outputs, fresh, bulk_size):
         _flush_foreign(chunk.window, segment)
     if not fresh:
         flush_touching(outputs, segment)
-    run.origin = _engine_mod.caller_origin(_OWN_FRAMES)
+    run.origin = _caller_origin(_OWN_FRAMES)
     with segment.lock:
         window = open_window_locked(segment, Window, engine, ctx)
         roles = window.roles
@@ -292,6 +344,7 @@ def thread_segment():
     try:
         return _tls.segment
     except AttributeError:
+        _at_once.note_thread()  # this thread's first gathered or recorded op
         segment = _tls.segment = Segment()
         return segment
 
@@ -322,7 +375,9 @@ def flush_window(window):
 def flush_own():
     """Push this thread's open window, if any: before an op that is not gathered."""
     segment = getattr(_tls, "segment", None)
-    if segment is not None and segment.window is not None:
+    if segment is None:
+        _at_once.note_thread()  # (this thread's first push may be this one)
+    elif segment.window is not None:
         with segment.lock:
             flush_locked(segment)
 

@@ -38,12 +38,15 @@ MODULES = (
     "ndengine.ops.elementwise.dtype_rules",
     "ndengine.ops.elementwise.runs",
     "ndengine.core.fp_errors",
+    "ndengine.core.at_once",
     "ndengine.core.chunk",
     "ndengine.core.array",
     "ndengine.core.runs",
     "ndengine.core.segment",
     "ndengine.core.lazy",
     "ndengine.core.pipeline",
+    "ndengine.core.keys",
+    "ndengine.core.array_methods",
     "ndengine.ndarray.operator_methods",
 )
 DIGESTS_FILE = "_compiled.json"  # beside this file: {module: digest of the .py it was built from}

@@ -27,6 +27,8 @@ Read at import:
                                     thread: an integer >= 0 (262144)
     NDENGINE_INLINE_MAX_BYTES       largest array kept in NumPy's memory, outside the pool: an
                                     integer >= 0 (core/chunk.py; 65536)
+    NDENGINE_RUN_AT_ONCE            boolean: an op on small arrays nothing pending touches runs
+                                    at its call (core/at_once.py; on)
     NDENGINE_POOL_LIMIT_MB          pooled bytes per device, in MiB: a number >= 0
                                     (core/storage.py; an eighth of memory, at most 2 GiB)
 Read when used:
@@ -34,8 +36,8 @@ Read when used:
     NDENGINE_KV_SCHEDULER, NDENGINE_KV_RANK, NDENGINE_KV_NUM_WORKERS, NDENGINE_KV_NAME,
     NDENGINE_KV_TIMEOUT             the dask KVStore (kv/dask_store.py)
 
-Booleans take the usual spellings, in any case: 1/0, true/false, yes/no, on/off. Fusion and the
-bulk size can also be changed at run time (``ndengine.settings``, ``engine.bulk``; settings.py).
+Booleans take the usual spellings, in any case: 1/0, true/false, yes/no, on/off. Fusion, running
+at once and the bulk size can also be changed at run time (``ndengine.settings``, ``engine.bulk``; settings.py).
 
 Worker counts above MAX_WORKERS (4 per core, at least 64) are lowered to it with a
 RuntimeWarning: every pool starts that many threads, and thousands of threads only contend for

@@ -1,6 +1,6 @@
 """NumPy interop of NDArray: NumPy's functions called with NDArrays (``__array_function__``)
 and the NumPy array methods and attributes NDArray lacks (``fill``, ``itemsize``, ``flat``,
-``view``, ``item(*index)``, ``__format__``, ``__round__``).
+``flags``, ``view``, ``item(*index)``, ``__format__``, ``__round__``).
 
 ``numpy.concatenate(xs)``, ``numpy.mean(x, axis=0)``, ``numpy.dot(a, b)``... with NDArray
 arguments call ndengine's function of the same name (``numpy.linalg.norm``: ``ndengine.linalg
@@ -28,7 +28,7 @@ import numpy as np
 from ..core import NDArray
 from ..ops.dtypes import ObjectDtypeError
 
-__all__ = ["array_function", "FlatIterator", "install"]
+__all__ = ["array_function", "ArrayFlags", "FlatIterator", "install"]
 
 # NumPy functions that write into an array argument: (position, name) of that argument
 _WRITES = {"copyto": (0, "dst"), "put": (0, "a"), "place": (0, "arr"),
@@ -147,6 +147,98 @@ def _itemsize(self):
     return self.dtype.itemsize
 
 
+class ArrayFlags:
+    """``x.flags``: NumPy's flags of an NDArray's geometry, read without a wait (a snapshot,
+    as NumPy's object is not: reshaping x in place later does not change it).
+
+    ``owndata`` is ``x.base is None``; ``aligned`` holds for every array ndengine makes
+    (its buffers are aligned, offsets and strides are multiples of the item's alignment) and
+    is computed all the same; ``writeable`` is always True: ndengine has no read-only
+    arrays, and setting it False raises ValueError rather than promise a protection no op
+    would honour. ``writebackifcopy`` is always False."""
+
+    __slots__ = ("c_contiguous", "f_contiguous", "owndata", "aligned")
+    _KEYS = {"C_CONTIGUOUS": "c_contiguous", "C": "c_contiguous", "CONTIGUOUS": "c_contiguous",
+             "F_CONTIGUOUS": "f_contiguous", "F": "f_contiguous", "FORTRAN": "f_contiguous",
+             "OWNDATA": "owndata", "O": "owndata", "WRITEABLE": "writeable", "W": "writeable",
+             "ALIGNED": "aligned", "A": "aligned", "WRITEBACKIFCOPY": "writebackifcopy",
+             "X": "writebackifcopy", "FNC": "fnc", "FORC": "forc", "BEHAVED": "behaved",
+             "B": "behaved", "CARRAY": "carray", "CA": "carray", "FARRAY": "farray",
+             "FA": "farray"}
+    writeable = True
+    writebackifcopy = False
+
+    def __init__(self, array):
+        fake = array._fake()[0]  # NumPy's contiguity of the same geometry
+        object.__setattr__(self, "c_contiguous", bool(fake.flags.c_contiguous))
+        object.__setattr__(self, "f_contiguous", bool(fake.flags.f_contiguous))
+        object.__setattr__(self, "owndata", array.base is None)
+        alignment = array.dtype.alignment
+        object.__setattr__(self, "aligned", array._offset % alignment == 0 and all(
+            stride % alignment == 0 for stride in array.strides))
+
+    @property
+    def contiguous(self):
+        return self.c_contiguous
+
+    @property
+    def fnc(self):
+        return self.f_contiguous and not self.c_contiguous
+
+    @property
+    def forc(self):
+        return self.f_contiguous or self.c_contiguous
+
+    @property
+    def behaved(self):
+        return self.aligned and self.writeable
+
+    @property
+    def carray(self):
+        return self.behaved and self.c_contiguous
+
+    @property
+    def farray(self):
+        # NumPy's own test: any of aligned, writeable, F-contiguous, and not C-contiguous
+        return (self.aligned or self.writeable or self.f_contiguous) and not self.c_contiguous
+
+    def __getitem__(self, key):
+        try:
+            return getattr(self, self._KEYS[key.upper() if isinstance(key, str) else key])
+        except (KeyError, TypeError, AttributeError):
+            raise KeyError("Unknown flag") from None
+
+    def __setattr__(self, name, value):
+        if name == "writeable" and value:
+            return  # already writeable
+        if name == "writeable":
+            raise ValueError("ndengine arrays cannot be made read-only (no op would honour "
+                             "it); keep a copy, or use NumPy's array for a read-only view")
+        if name in ("c_contiguous", "f_contiguous", "owndata", "aligned",
+                    "writebackifcopy") or name in self._KEYS.values():
+            raise ValueError(f"cannot set the {name.upper()} flag of an ndengine array")
+        raise AttributeError(f"'flagsobj' has no attribute {name!r}")
+
+    def __setitem__(self, key, value):
+        setattr(self, self._KEYS.get(key.upper() if isinstance(key, str) else key, key), value)
+
+    def __eq__(self, other):
+        names = ("c_contiguous", "f_contiguous", "owndata", "writeable", "aligned",
+                 "writebackifcopy")
+        return all(getattr(self, n) == getattr(other, n, None) for n in names)
+
+    __hash__ = None
+
+    def __repr__(self):
+        return "".join(f"  {name} : {getattr(self, self._KEYS[name])}\n" for name in (
+            "C_CONTIGUOUS", "F_CONTIGUOUS", "OWNDATA", "WRITEABLE", "ALIGNED",
+            "WRITEBACKIFCOPY"))
+
+
+def _flags(self):
+    return ArrayFlags(self)
+
+
 def _item(self, *args):
     """ndarray.item: the element as a Python scalar; ``item(i)`` takes a flat index,
     ``item(i, j, ...)`` or ``item((i, j))`` one index per axis (waits)."""
@@ -260,6 +352,7 @@ def install():
     NDArray.fill = _fill
     NDArray.itemsize = property(_itemsize)
     NDArray.flat = property(_get_flat, _set_flat)
+    NDArray.flags = property(_flags)
     NDArray.item = _item
     NDArray.tofile = _tofile
     NDArray.tobytes = _tobytes

@@ -19,6 +19,14 @@ from ndarray_helpers import drain_errors
 pytestmark = [pytest.mark.usefixtures("nd_engine"), pytest.mark.cpu_only]  # bulking of small CPU arrays
 
 
+@pytest.fixture(autouse=True)
+def gathered():
+    """Ops on idle small arrays would run at once (core/at_once.py, tests/core/test_at_once.py):
+    gather them all, to see the windows."""
+    with nd.settings(run_at_once=False):
+        yield
+
+
 def gathers():
     return nd.engine.get().bulk_size > 1
 

@@ -9,7 +9,7 @@ import pytest
 
 import ndengine as nd
 from ndengine import engine
-from ndengine.core import lazy, segment
+from ndengine.core import at_once, lazy, segment
 
 pytestmark = [pytest.mark.usefixtures("nd_engine"), pytest.mark.cpu_only]  # CPU windows
 
@@ -18,11 +18,14 @@ N = 1 << 14  # float64: 128 KiB, a pool buffer (fused once FUSE_MIN_ELEMENTS is 
 
 @pytest.fixture(autouse=True)
 def restored_settings(monkeypatch, nd_engine):
-    """Each test starts from fusion on and the engine's bulk size, and leaves them so."""
+    """Each test starts from fusion on and the engine's bulk size, and leaves them so; ops on
+    small arrays are gathered, never run at once (core/at_once.py), so windows can be seen."""
     monkeypatch.setattr(lazy, "ENABLED", True)
+    previous = at_once.set_enabled(False)
     size = nd_engine.bulk_size
     yield
     nd_engine.set_bulk_size(size)
+    at_once.set_enabled(previous)
 
 
 def gathers():
@@ -35,17 +38,24 @@ def open_window(x):
 
 
 def test_get_settings_reads_the_current_values(nd_engine):
-    assert nd.get_settings() == {"fusion": True, "bulk_size": nd_engine.bulk_size}
+    assert nd.get_settings() == {"fusion": True, "run_at_once": False,
+                                 "bulk_size": nd_engine.bulk_size}
     nd.settings(fusion=False)
     assert nd.get_settings()["fusion"] is False and lazy.ENABLED is False
+    with nd.settings(run_at_once=True):
+        assert nd.get_settings()["run_at_once"] is True
+    assert nd.get_settings()["run_at_once"] is False
+    with pytest.raises(TypeError, match="run_at_once"):
+        nd.settings(run_at_once="no")
 
 
 def test_a_block_sets_and_restores(nd_engine):
     before = nd_engine.bulk_size
     with nd.settings(fusion=False, bulk_size=8) as block:
-        assert nd.get_settings() == {"fusion": False, "bulk_size": 8 if gathers() else 1}
+        assert nd.get_settings() == {"fusion": False, "run_at_once": False,
+                                     "bulk_size": 8 if gathers() else 1}
         assert "fusion=False" in repr(block) and "open" in repr(block)
-    assert nd.get_settings() == {"fusion": True, "bulk_size": before}
+    assert nd.get_settings() == {"fusion": True, "run_at_once": False, "bulk_size": before}
     assert "exited" in repr(block)
 
 
@@ -151,7 +161,8 @@ def test_a_block_is_entered_once():
 
 def test_numpy_values_are_taken():
     nd.settings(fusion=np.False_, bulk_size=np.int64(6))
-    assert nd.get_settings() == {"fusion": False, "bulk_size": 6 if gathers() else 1}
+    assert nd.get_settings() == {"fusion": False, "run_at_once": False,
+                                 "bulk_size": 6 if gathers() else 1}
 
 
 # ---------------------------------------------------------------- what the settings change
