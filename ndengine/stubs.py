@@ -100,7 +100,7 @@ _METHOD_RETURNS = {
     "__dlpack_device__": "tuple[int, int]", "__array_ufunc__": "Any",
     "__array_function__": "Any", "__reduce__": "tuple[Any, ...]",
     "context": "Context", "ctx": "Context", "device": "Context", "engine_var": "Any",
-    "flat": "Any", "grad": "NDArray | None", "ndim": _INT, "size": _INT, "nbytes": _INT,
+    "flat": "Any", "flags": "Any", "base": "NDArray | None", "grad": "NDArray | None", "ndim": _INT, "size": _INT, "nbytes": _INT,
     "itemsize": _INT, "strides": _SHAPE,
 }
 # NDArray's slots and class attributes, as checkers should see them

@@ -8,7 +8,7 @@ and `array_on` (a view of a chunk) do.
 
 This module holds the type: its state (`RawArray`'s slots: ``shape``, ``dtype``, ``_chunk``,
 ``_offset``, ``_strides`` (None: C order), ``_view_cache`` (the NumPy view of its memory, once
-taken)), its attributes, waits and values, and its views (geometry computed by NumPy on a
+taken), ``_base`` (a view's owner, NumPy's ``base``; None for an owner)), its attributes, waits and values, and its views (geometry computed by NumPy on a
 stand-in, `_fake`; a view made while recording is taped: tape.note_view). It imports nothing
 above it: the methods that push ops (copies, ``x[key]``, ``x[key] = v``) are defined above the
 pipeline, in array_methods.py, which sets them on the class (`array_methods.install`, run by
@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import engine as _engine_mod
 from .. import ops
+from ..ops.dtypes import COPY_REFUSED
 from ..ops.shapes import c_strides
 from ..engine import FnProperty
 from ..engine import devices as _devices
@@ -39,19 +40,6 @@ _np_ndarray = np.ndarray
 _SAME = object()  # view()'s default: the array's own dtype
 _fakes = {}  # (shape, strides, dtype) -> (fake array, its data address): see NDArray._fake
 _FAKES_LIMIT = 1024
-
-
-def _numpy_copy_refusal():
-    try:
-        np.array([0], copy=False)
-    except ValueError as exc:
-        return str(exc)
-    raise AssertionError("NumPy made an array of a list without a copy")
-
-
-# NumPy's ValueError message when an object cannot give an array without a copy (this NumPy's
-# own wording): np.array(obj, copy=False) of an NDArray, and ndengine.array(obj, copy=False)
-COPY_REFUSED = _numpy_copy_refusal()
 
 
 class RawArray:

@@ -155,3 +155,16 @@ def output_casting_error(name: str, from_dtype, to_dtype, nout: int = 1,
         ufunc = _NamedUfunc(name, nout)
     return np._core._exceptions._UFuncOutputCastingError(
         ufunc, "same_kind", np.dtype(from_dtype), np.dtype(to_dtype), operand)
+
+
+def _numpy_copy_refusal():
+    try:
+        np.array([0], copy=False)
+    except ValueError as exc:
+        return str(exc)
+    raise AssertionError("NumPy made an array of a list without a copy")
+
+
+# NumPy's ValueError message when an object cannot give an array without a copy (this NumPy's
+# own wording): np.array(obj, copy=False) of an NDArray, and ndengine.array(obj, copy=False)
+COPY_REFUSED = _numpy_copy_refusal()
