@@ -112,8 +112,8 @@ _ATTRIBUTES = ["    shape: tuple[int, ...]",
 _NOT_MEMBERS = {"__init__", "__new__", "__getattribute__", "__setattr__", "__delattr__",
                 "__slots__", "__module__", "__doc__", "__weakref__", "__dict__", "__dir__",
                 "__sizeof__", "__init_subclass__", "__subclasshook__", "__reduce_ex__",
-                "__getstate__", "__class__", "shape", "dtype", "__array_priority__",
-                "__hash__"}
+                "__getstate__", "__setstate__", "__class__", "shape", "dtype",
+                "__array_priority__", "__hash__"}
 # members whose stub overrides object's with another type (comparisons return arrays)
 _OVERRIDES = {"__eq__", "__ne__"}
 _SUBMODULES = ("linalg", "fft", "random")
@@ -171,9 +171,9 @@ def _member(name, value):
 def _array_class():
     cls = nd.NDArray
     defined = {name for klass in cls.__mro__[:-1] for name in vars(klass)}
-    names = sorted(name for name in defined
-                   if name not in _NOT_MEMBERS and (not name.startswith("_")
-                                                    or name.startswith("__")))
+    names = sorted(name for name in defined  # (Cython's pickling helpers of the compiled
+                   if name not in _NOT_MEMBERS and not name.endswith("_cython__")  # core)
+                   and (not name.startswith("_") or name.startswith("__")))
     members = [_member(name, inspect.getattr_static(cls, name)) for name in names]
     doc = inspect.getdoc(cls).splitlines()[0]
     return "\n".join([f"class NDArray:\n    \"\"\"{doc}\"\"\"", *_ATTRIBUTES, *members])

@@ -12,23 +12,9 @@ from ndengine import autograd, ops
 from ndengine.core.pipeline import invoke
 
 from test_autograd import check_gradients
-from test_autograd_numeric import check_complex
+from test_autograd_numeric import check_complex, crand, distinct, rand
 
 pytestmark = pytest.mark.usefixtures("nd_engine")
-
-RNG = np.random.default_rng(29)
-
-
-def rand(*shape, lo=-1.0, hi=1.0):
-    return RNG.uniform(lo, hi, shape)
-
-
-def crand(*shape):
-    return rand(*shape) + 1j * rand(*shape)
-
-
-def distinct(*shape):
-    return RNG.permutation(np.arange(np.prod(shape), dtype=np.float64)).reshape(shape) / 3 - 1
 
 
 MASK = np.array([[True, False, True], [False, True, True]])

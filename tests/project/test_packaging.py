@@ -1,12 +1,15 @@
 """What pyproject.toml promises holds: the oldest supported Python, with the oldest numpy and
 numba it names, installs ndengine and passes a fast subset of this suite (and a large op plus
-fork and spawn Pools); the extras name installable binaries."""
+fork and spawn Pools); the extras name installable binaries; the sdist is the checkout (the
+package and everything its tests read), without build outputs."""
 import glob
 import os
 import pathlib
 import re
 import shutil
 import subprocess
+import sys
+import tarfile
 
 import pytest
 
@@ -101,3 +104,66 @@ def test_installed_metadata_has_one_version_and_the_license():
     assert (ROOT / "LICENSE").read_text().lstrip().startswith("Apache License")
     licenses = [f for f in metadata.files("ndengine") or () if f.name == "LICENSE"]
     assert licenses, "the LICENSE file is not in the installed distribution"
+
+
+# Repository plumbing, not part of the sdist (MANIFEST.in says why the rest is).
+SDIST_LEFT_OUT = {".gitignore", ".ci/run"}
+# What setuptools writes into every sdist.
+SDIST_GENERATED = re.compile(r"PKG-INFO|setup\.cfg|ndengine\.egg-info/.+")
+# What builds and runs leave in a checkout; planted in the copy, none may reach the sdist.
+# (The package's own leftovers, the compiled core's included, never reach it: setuptools takes
+# the package's .py files and declared package data; the grafted folders need MANIFEST.in.)
+BUILD_LEFTOVERS = ["ndengine/__pycache__/pipeline.cpython-311.pyc",
+                   "ndengine/engine/executor.c", "ndengine/engine/_compiled.json",
+                   "ndengine/engine/executor.cpython-311-x86_64-linux-gnu.so",
+                   "tests/__pycache__/conftest.cpython-311-pytest-8.4.1.pyc",
+                   "tests/ops/__pycache__/test_kernels.kernel-42.py311.nbi",
+                   "tests/ops/__pycache__/test_kernels.kernel-42.py311.1.nbc",
+                   "bench/__pycache__/common.cpython-311.pyc",
+                   "bench/scripts/kernel.cpython-311-x86_64-linux-gnu.so",
+                   "bench/scripts/kernel.cp311-win_amd64.pyd"]
+
+
+def _checkout_files() -> list:
+    """The files of this checkout: tracked, or untracked and not ignored (the next commit)."""
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
+                                 "--exclude-standard"], cwd=ROOT, capture_output=True,
+                                timeout=60, check=True).stdout
+    except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired):
+        pytest.skip("not a git checkout")
+    return sorted(name for name in listed.decode().split("\0") if name and (ROOT / name).is_file())
+
+
+def test_the_sdist_holds_the_package_and_everything_its_tests_read(tmp_path):
+    """The sdist runs its own tests (as NumPy's and CuPy's do): it holds every file of the
+    checkout but the repository's plumbing, and nothing a build or a run left behind. Built from
+    a copy without the compiled core (no Cython run), so it takes about a second."""
+    import ndengine
+
+    files = _checkout_files()
+    src = tmp_path / "src"
+    for name in files + BUILD_LEFTOVERS:
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        if name in files:
+            shutil.copy2(ROOT / name, src / name)
+        else:
+            (src / name).write_bytes(b"left by a build")
+    run([sys.executable, "setup.py", "-q", "sdist", "--dist-dir", tmp_path / "dist"],
+        timeout=120, cwd=src, what="setup.py sdist", env={"NDENGINE_BUILD_CORE": "0"})
+    (archive,) = (tmp_path / "dist").glob("*.tar.gz")
+    top = f"ndengine-{ndengine.__version__}/"
+    with tarfile.open(archive) as tar:
+        names = [member.name for member in tar.getmembers() if member.isfile()]
+        changelog = (tar.extractfile(top + "CHANGELOG.md").read().decode()
+                     if top + "CHANGELOG.md" in names else "")
+    assert all(name.startswith(top) for name in names), names[:5]
+    shipped = {name[len(top):] for name in names}
+    assert {"LICENSE", "CHANGELOG.md", "pyproject.toml", "setup.py", "tests/conftest.py",
+            "tests/support/venv_helpers.py"} <= shipped
+    missing = set(files) - SDIST_LEFT_OUT - shipped
+    assert not missing, f"files the sdist lacks (MANIFEST.in): {sorted(missing)}"
+    unexpected = {name for name in shipped - set(files) if not SDIST_GENERATED.fullmatch(name)}
+    assert not unexpected, f"build outputs or strays in the sdist: {sorted(unexpected)}"
+    # the changelog has a section for the version being packaged (Keep a Changelog's heading)
+    assert f"## [{ndengine.__version__}]" in changelog
