@@ -195,6 +195,22 @@ SAMPLES = {
     "assign_index": [s(F, np.float64(5), key=(slice(None), 1)),
                      s(F, V[:4], key=(slice(None), np.array(2))),
                      s(I, np.array([7, 8]), key=(np.array([0, 3]), np.array([1, 1])))],
+    # masked writes (the target is input 0; copyto's src and where broadcast into it)
+    "putmask": [s(F, MASK, np.array([9.0, 8.0, 7.0])), s(I, MASK.ravel(), I[::-1] * 2),
+                s(F, MASK, np.empty(0))],
+    "place": [s(F, MASK, np.array([9.0, 8.0, 7.0])), s(I, MASK.ravel(), np.array([5, 6])),
+              s(F, MASK & False, np.empty(0))],
+    "copyto": [s(F, V[:6], MASK), s(I, F, np.array(True), casting="unsafe"),
+               s(F32, np.float64(2.5), MASK[0]), s(I, 7, True, casting="safe")],
+    "select": [s(MASK, ~MASK, F, I, np.float64(-1.0), count=2),
+               s(MASK, I, np.arange(6.0), count=1), s(MASK[0], V[:6], np.int8(3), count=1)],
+    # NumPy's i0, unwrap, sort_complex and the NumPy 2 vector-matrix products
+    "i0": [s(V), s(F32)],
+    "unwrap": [s(F * 4, axis=0), s(V * 3, discont=2.5, period=4.0)],
+    "sort_complex": [s(CPLX[0]), s(SMALL)],
+    "vecdot": [s(F, F[::-1]), s(CPLX, CPLX[::-1])],
+    "matvec": [s(STACK, np.arange(3.0)), s(F, V[:6])],
+    "vecmat": [s(np.arange(3.0), STACK), s(V[:4], F)],
     # autograd's op for a user's NumPy gradient: (output grads, outputs, inputs)
     "user_gradient": [s(np.ones(7), V ** 2, V, 2.0, gradient=lambda g, inputs, out, k=1: [
         g * 2 * inputs[0] * k, None], params={"k": 3}, num_outputs=1, arrays=(True, False))],

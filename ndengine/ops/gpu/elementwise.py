@@ -10,7 +10,8 @@ and output dtype, the same the CPU plan used.  The gpu run
 2. copies an input that overlaps the output (not the very same view) first;
 3. calls ``getattr(xp, spec.ufunc.__name__)`` (CuPy has NumPy's ufunc names) with
    ``out=`` the output (or a temporary for ADD_TO), so the result lands in the planned output
-   dtype, float16 and complex included, in a view of any strides.
+   dtype, float16 and complex included, in a view of any strides; the outputs of frexp and
+   modf go positionally (CuPy's ufuncs take no ``out=`` for two).
 
 The ops that are no NumPy ufunc, or whose CPU run adds a rule, get an xp expression in
 ``EXPRESSIONS``: relu, sigmoid, round, clip, clip_arrays, where, divmod (two outputs);
@@ -64,7 +65,10 @@ def operands_of(xp, inputs, computation, wrap=False):
 
 def _ufunc(name):
     def compute(xp, operands, targets, params):
-        getattr(xp, name)(*operands, out=targets[0])
+        if len(targets) == 1:
+            getattr(xp, name)(*operands, out=targets[0])
+        else:  # frexp, modf: CuPy's ufuncs take several outputs only positionally
+            getattr(xp, name)(*operands, *targets)
     return compute
 
 

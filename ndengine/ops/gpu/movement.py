@@ -9,7 +9,9 @@ Each mirrors its CPU kernel with xp in place of NumPy:
 * ``take_index``/``assign_index``: ``x[key]`` and ``out[key] = value`` (``xp.add.at`` with
   ``accumulate``) with the key's NumPy index arrays moved to xp (``device_value``) and its
   index inputs (``IndexInput`` places) put in (``resolve_key``); ``put``/``put_along_axis``: xp's, with
-  NumPy's ``mode="raise"`` (CuPy's default wraps) checked here;
+  NumPy's ``mode="raise"`` (CuPy's default wraps) checked here; the masked writes
+  ``putmask``, ``place``, ``copyto``: xp's, on the target copied into the output, with
+  NumPy's rules where CuPy's differ (mask shape, empty values, casts checked at the call);
 * ``fill``, ``arange``, ``eye``, ``linspace`` (the ``creation.CREATION_TABLE`` rows):
   xp's function of the row's name with the row's params; ``linspace`` with array bounds and
   a bool ``arange`` are made by NumPy and moved (their data are params, on the host);
@@ -112,8 +114,9 @@ def _assign_index(xp, inputs, outputs, req, *, key, accumulate=False):
         out[key] = value
 
 
-def _in_place(name, check):
-    """put / put_along_axis: the target copied into the output, then written there."""
+def _in_place(write):
+    """put, put_along_axis and the masked writes: the target copied into the output, then
+    ``write(xp, out, *others, **params)`` writes there."""
     def kernel(xp, inputs, outputs, req, **params):
         out, r = outputs[0], OpReq(req[0])
         if r is _NULL:
@@ -122,20 +125,44 @@ def _in_place(name, check):
         others = detach_overlapping(others, [out], allow_same_view=False, xp=xp)
         if not same_view(target, out):
             xp.copyto(out, target)
-        check(xp, out, others, params)
-        getattr(xp, name)(out, *others, **params)
+        write(xp, out, *others, **params)
     return kernel
 
 
-def _check_put(xp, out, others, params):
-    if params.get("mode", "raise") == "raise":
-        _out_of_bounds(xp, others[0], out.size, 0)
-        params["mode"] = "raise"  # CuPy's default is "wrap"
+def _put(xp, out, indices, values, mode="raise"):
+    if mode == "raise":  # CuPy's put does not check, and its default mode is "wrap"
+        _out_of_bounds(xp, indices, out.size, 0)
+    xp.put(out, indices, values, mode=mode)
 
 
-def _check_put_along_axis(xp, out, others, params):
-    axis = params.get("axis")
-    _out_of_bounds(xp, others[0], out.size if axis is None else out.shape[axis], axis)
+def _put_along_axis(xp, out, indices, values, axis):
+    _out_of_bounds(xp, indices, out.size if axis is None else out.shape[axis], axis)
+    xp.put_along_axis(out, indices, values, axis)
+
+
+def _putmask(xp, out, mask, values):
+    """NumPy's putmask takes a mask of the target's size, CuPy's only of its shape; CuPy's
+    refuses the cast NumPy checked at the call ('safe'), and an empty ``values`` (NumPy:
+    nothing written) would repeat by a modulo of zero."""
+    if values.size:
+        xp.putmask(out, mask.reshape(out.shape), values.astype(out.dtype, copy=False))
+
+
+def _place(xp, out, mask, vals):
+    """CuPy's place, with NumPy's error for an empty ``vals`` where the mask holds a True
+    (one device sync; CuPy's message differs)."""
+    if vals.size == 0:
+        if bool(mask.any()):
+            raise ValueError("Cannot insert from an empty array!")
+        return
+    xp.place(out, mask, vals.astype(out.dtype, copy=False))
+
+
+def _copyto(xp, out, src, where, casting="same_kind"):
+    """NumPy checked ``casting`` at the call, with its rules for Python scalars; on CuPy a
+    scalar ``src`` arrives as a 0-d array, whose dtype CuPy's check would hold against it,
+    so the cast itself is unchecked. ``where`` may be a Python bool (NumPy's default)."""
+    xp.copyto(out, src, casting="unsafe", where=xp.asarray(where, dtype=bool))
 
 
 # ------------------------------------------------------------------ creation
@@ -225,8 +252,11 @@ def planners() -> dict:
         "split": _static(_split),
         "take_index": _static(_take_index),
         "assign_index": _static(_assign_index),
-        "put": _static(_in_place("put", _check_put)),
-        "put_along_axis": _static(_in_place("put_along_axis", _check_put_along_axis)),
+        "put": _static(_in_place(_put)),
+        "put_along_axis": _static(_in_place(_put_along_axis)),
+        "putmask": _static(_in_place(_putmask)),
+        "place": _static(_in_place(_place)),
+        "copyto": _static(_in_place(_copyto)),
         "fill": _static(_creation(_fill)),
         "arange": _static(_creation(_arange)),
         "linspace": _static(_creation(_linspace)),

@@ -9,8 +9,8 @@ their req.  NumPy-array params (``q``, ``bins``) are moved to xp, scalar inputs 
 xp arrays.
 
 The rows whose function is ndengine's own get an xp twin in ``TWINS`` (``unique_count``,
-``bincount_length``) or a kernel twin in ``KERNELS`` (sort and partition sort their output
-in place, as the CPU's do).  A call that xp's function cannot take (no such function, a
+``bincount_length``, ``select``) or a kernel twin in ``KERNELS`` (sort and partition sort
+their output in place, as the CPU's do).  A call that xp's function cannot take (no such function, a
 keyword it lacks, NotImplementedError for a value) runs on the host instead
 (``host_fallback.host_run``).
 """
@@ -50,7 +50,23 @@ def _bincount_length(xp, x, weights=None, minlength=0):
     return np.intp(max(int(x.max()) + 1 if x.size else 0, operator.index(minlength)))
 
 
-TWINS = {"unique_count": _unique_count, "bincount_length": _bincount_length}
+def _select(xp, *arrays, count):
+    """numpy.select over the op's inputs (``count`` conditions, as many choices, the
+    default) as NumPy computes it: the default, then each choice where its condition holds,
+    the first condition last.  CuPy's select refuses a default that is an array (a 0-d one
+    too) and takes its dtype from the choices alone."""
+    arrays = [xp.asarray(a) for a in arrays]
+    conditions, choices, default = arrays[:count], arrays[count:2 * count], arrays[-1]
+    result = xp.empty(np.broadcast_shapes(*(a.shape for a in arrays)),
+                      np.result_type(*(a.dtype for a in (*choices, default))))
+    xp.copyto(result, default)
+    for choice, condition in zip(choices[::-1], conditions[::-1]):
+        xp.copyto(result, choice, where=condition)
+    return result
+
+
+TWINS = {"unique_count": _unique_count, "bincount_length": _bincount_length,
+         "select": _select}
 
 
 KERNELS = {"sort": functools.partial(in_place_kernel, "sort"),
