@@ -44,6 +44,7 @@ from . import kv  # noqa: E402,F401 - MXNet's KVStore (nd.kv.create)
 from_dlpack = array_api.from_dlpack  # NumPy's name too: zero copy where the memory allows
 # the standard's inspection API (devices, dtypes, defaults) answers for the main namespace too
 __array_namespace_info__ = array_api.__array_namespace_info__
+__array_api_version__ = array_api.__array_api_version__  # as NumPy has it
 __all__.append("from_dlpack")
 from .runtime_info import show_runtime  # noqa: E402 - what a bug report needs
 from .ops.runtime.compile_log import CompileTimeNotice  # noqa: E402 - silence it by category

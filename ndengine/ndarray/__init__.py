@@ -94,6 +94,9 @@ globals().update(INDEXING)
 globals().update(CREATION)
 globals().update(GRIDS)
 __all__ += [*INDEXING, *CREATION, *GRIDS]
+# numpy.linalg's Array API functions (cross, vector_norm, ...), built on the families above
+from .families.linalg_standard import LINALG_STANDARD  # noqa: E402
+linalg._add_functions(LINALG_STANDARD)
 
 # NumPy's other names for the same functions (np.amax is np.max, np.around is np.round)
 _ALIASES = {"amax": "max", "amin": "min", "around": "round", "concat": "concatenate"}

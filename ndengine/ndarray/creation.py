@@ -1,5 +1,8 @@
 """Array creation: from data (``array``) and from shapes (``zeros``, ``arange``, ...).
 
+Every function placing a new array takes the context as ``ctx`` (MXNet's keyword) or as
+``device`` (NumPy 2's and the Array API standard's), where NumPy 2 has that keyword.
+
 Creation from a shape pushes a fill op: it returns at once, and the memory is taken from the
 pool by the worker that fills it.
 """
@@ -24,6 +27,17 @@ __all__ = ["array", "asarray", "ascontiguousarray", "copy", "zeros", "ones", "fu
 
 def _ctx(ctx):
     return current_context() if ctx is None else Context(ctx)
+
+
+def _placement(ctx, device):
+    """The context asked for by ``ctx`` (MXNet's keyword) or ``device`` (NumPy 2's and the
+    Array API standard's: a Context or its name, e.g. "cpu"); given both, they must agree."""
+    if device is None:
+        return ctx
+    if ctx is not None and Context(ctx) != Context(device):
+        raise ValueError(f"ctx={ctx!r} and device={device!r} name different devices: "
+                         f"pass one of them")
+    return device
 
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -114,8 +128,9 @@ def array(obj, dtype=None, *, copy=True, order="K", ndmin=0, ctx=None):
     return result.reshape((1,) * extra + result.shape) if extra > 0 else result
 
 
-def asarray(a, dtype=None, order=None, *, copy=None, ctx=None):
+def asarray(a, dtype=None, order=None, *, copy=None, device=None, ctx=None):
     """numpy.asarray: ``a`` itself when it is an NDArray of that dtype (and context)."""
+    ctx = _placement(ctx, device)
     return array(a, dtype, copy=copy, order=order, ctx=ctx)
 
 
@@ -167,7 +182,8 @@ def _sized_shape(shape, dtype):
     return dims
 
 
-def full(shape, fill_value, dtype=None, order="C", *, ctx=None):
+def full(shape, fill_value, dtype=None, order="C", *, device=None, ctx=None):
+    ctx = _placement(ctx, device)
     fill_value = _frozen(fill_value)
     dtype = ops.check_dtype(np.asarray(fill_value).dtype if dtype is None else dtype)
     shape = _sized_shape(shape, dtype)  # NumPy makes the array, then fills it
@@ -178,16 +194,19 @@ def full(shape, fill_value, dtype=None, order="C", *, ctx=None):
     return invoke(ops.get("fill"), [], params, ctx=_ctx(ctx))[0]
 
 
-def zeros(shape, dtype=np.float64, order="C", *, ctx=None):
+def zeros(shape, dtype=np.float64, order="C", *, device=None, ctx=None):
+    ctx = _placement(ctx, device)
     return full(shape, 0, dtype if dtype is not None else np.float64, order, ctx=ctx)
 
 
-def ones(shape, dtype=np.float64, order="C", *, ctx=None):
+def ones(shape, dtype=np.float64, order="C", *, device=None, ctx=None):
+    ctx = _placement(ctx, device)
     return full(shape, 1, dtype if dtype is not None else np.float64, order, ctx=ctx)
 
 
-def empty(shape, dtype=np.float64, order="C", *, ctx=None):
+def empty(shape, dtype=np.float64, order="C", *, device=None, ctx=None):
     """An array whose values are whatever its pooled memory held (as numpy.empty)."""
+    ctx = _placement(ctx, device)
     dtype = ops.check_dtype(dtype if dtype is not None else np.float64)
     shape = _sized_shape(shape, dtype)
     _order(order, len(shape), "CF")
@@ -207,23 +226,29 @@ def _like(proto, dtype, order, shape, ctx):
     return shape, proto.dtype if dtype is None else dtype, ctx
 
 
-def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, ctx=None):
+def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None, ctx=None):
+    ctx = _placement(ctx, device)
     shape, dtype, ctx = _like(a, dtype, order, shape, ctx)
     return full(shape, 0, dtype, ctx=ctx)
 
 
-def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, ctx=None):
+def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None, ctx=None):
+    ctx = _placement(ctx, device)
     shape, dtype, ctx = _like(a, dtype, order, shape, ctx)
     return full(shape, 1, dtype, ctx=ctx)
 
 
-def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, ctx=None):
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None,
+              ctx=None):
+    ctx = _placement(ctx, device)
     shape, dtype, ctx = _like(a, dtype, order, shape, ctx)
     return full(shape, fill_value, dtype, ctx=ctx)
 
 
-def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, ctx=None):
+def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None,
+               ctx=None):
     """numpy.empty_like: the values are whatever the pooled memory held."""
+    ctx = _placement(ctx, device)
     shape, dtype, ctx = _like(prototype, dtype, order, shape, ctx)
     return empty(shape, dtype, ctx=ctx)
 
@@ -253,10 +278,11 @@ def _as_fill(values, ctx):
     return invoke(ops.get("fill"), [], params, ctx=_ctx(ctx))[0]
 
 
-def arange(start, stop=None, step=None, dtype=None, *, ctx=None):
+def arange(start, stop=None, step=None, dtype=None, *, device=None, ctx=None):
     """numpy.arange. Small results (and arguments only NumPy can judge: huge bounds, arrays)
     are computed by NumPy at the call, so its errors, dtype and length are exact; larger ones
     are filled by the arange op, with the size checked here."""
+    ctx = _placement(ctx, device)
     frozen = [_frozen(v) for v in (start, stop, step)]  # NumPy's probe takes these as given
     args = [scalar_param(v) if isinstance(v, np.ndarray) and not v.ndim else v for v in frozen]
     given = frozen if frozen[2] is not None else frozen[:1 if frozen[1] is None else 2]
@@ -274,11 +300,12 @@ def arange(start, stop=None, step=None, dtype=None, *, ctx=None):
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
-             ctx=None):
+             device=None, ctx=None):
     """numpy.linspace. NumPy computes a few samples at the call (all of them when there are
     few), so its errors and its result dtype (float32 bounds give float32) hold. Bounds
     autograd tracks (under ``autograd.record()``) give a result computed by ops, which the
     tape records."""
+    ctx = _placement(ctx, device)
     if _tape.is_tracked(start) or _tape.is_tracked(stop):
         return _linspace_recorded(start, stop, operator.index(num), endpoint, retstep, dtype,
                                   axis)
@@ -335,7 +362,8 @@ def _linspace_recorded(start, stop, count, endpoint, retstep, dtype, axis):
     return (y, step) if retstep else y
 
 
-def eye(N, M=None, k=0, dtype=np.float64, order="C", *, ctx=None):
+def eye(N, M=None, k=0, dtype=np.float64, order="C", *, device=None, ctx=None):
+    ctx = _placement(ctx, device)
     _order(order, 2, "CF")
     params = {"N": N, "M": M, "k": k, "dtype": dtype}
     return invoke(ops.get("eye"), [], params, ctx=_ctx(ctx))[0]

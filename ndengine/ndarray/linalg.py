@@ -9,6 +9,10 @@ in NumPy, which an asynchronous op cannot know at the call: their result is real
 real matrix with complex eigenvalues raises TypeError at the wait, naming
 ``numpy.linalg.eig(a.asnumpy())`` (or pass the matrix as complex: ``a.astype(complex)``).
 Tolerances (``tol``, ``rtol``, ``rcond``) are scalars.
+
+numpy.linalg's Array API functions over the last axes (``cross``, ``diagonal``, ``trace``,
+``matrix_transpose``, ``vecdot``, ``matrix_norm``, ``vector_norm``) are built from the
+namespace's families (``families/linalg_standard.py``) and added once those are imported.
 """
 import collections
 
@@ -131,6 +135,15 @@ FUNCTIONS_LINALG["matmul"] = _numpy_function(
 FUNCTIONS_LINALG["tensordot"] = _numpy_function(
     "tensordot", np.linalg.tensordot, lambda x1, x2, axes=2: PUSHED["tensordot"](x1, x2, axes),
     module="ndengine.linalg")
+
+
+def _add_functions(functions):
+    """Adds numpy.linalg's functions built on the namespace's families (``cross``,
+    ``vector_norm``, ...: ``families/linalg_standard.py``), which import after this module."""
+    FUNCTIONS_LINALG.update(functions)
+    globals().update(functions)
+    __all__.extend(functions)
+
 
 globals().update(FUNCTIONS_LINALG)
 __all__ = ["LinAlgError", "EigResult", "EighResult", "QRResult", "SlogdetResult",

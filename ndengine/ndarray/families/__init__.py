@@ -13,6 +13,8 @@ namespace. Each imports only modules of ``ndengine.ndarray`` itself (and ``core`
 - ``indexing_helpers``: insert, extract, place, putmask, select, piecewise, copyto, ...;
 - ``creation_extra``: fromfunction, frombuffer, shares_memory, vecdot, astype, ...;
 - ``grids``: mgrid, ogrid, r_, c_, ndenumerate, broadcast;
+- ``linalg_standard``: numpy.linalg's Array API functions (cross, vector_norm, ...) on
+  ``math_extra`` and ``creation_extra``, added to ``ndengine.linalg``;
 - ``meta``: names holding no array data (dtype spellings and queries, printing, error state,
   NumPy's testing and exceptions).
 """
