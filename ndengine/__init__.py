@@ -12,10 +12,11 @@ from .core.settings import get_settings, settings
 from .ndarray import *  # noqa: F401,F403 - the array API is the package's API
 from .ndarray import __all__ as _array_names
 from .ndarray import random, storage  # noqa: F401
-from .ndarray import emath, fft, linalg  # noqa: F401  (importable as ndengine.linalg & co.)
+from .ndarray import emath, fft, lib, linalg  # noqa: F401  (importable as ndengine.linalg & co.)
 import sys as _sys
 _sys.modules.update({f"{__name__}.{module.__name__.rpartition('.')[2]}": module
-                     for module in (linalg, fft, random, emath)})
+                     for module in (linalg, fft, random, emath, lib)})
+_sys.modules[f"{__name__}.lib.stride_tricks"] = lib.stride_tricks
 from .ops import register as register_op  # noqa: F401
 
 __version__ = "0.1.0"
@@ -49,4 +50,5 @@ __all__.append("from_dlpack")
 from .runtime_info import show_runtime  # noqa: E402 - what a bug report needs
 from .ops.runtime.compile_log import CompileTimeNotice  # noqa: E402 - silence it by category
 from .ops.runtime.disk_cache import CacheUnavailableWarning  # noqa: E402 - likewise
-__all__ += ["show_runtime", "CompileTimeNotice", "CacheUnavailableWarning"]
+from .ndarray.interop import NumPyFallbackWarning  # noqa: E402 - likewise
+__all__ += ["show_runtime", "CompileTimeNotice", "CacheUnavailableWarning", "NumPyFallbackWarning"]

@@ -22,11 +22,13 @@ from .core import storage as storage
 from .engine.context import Context as Context
 from .engine.errors import Cancelled as Cancelled
 from .ndarray import emath as emath
+from .ndarray import lib as lib
 from .ndarray.families.grids import broadcast as broadcast
 from .ndarray.families.grids import ndenumerate as ndenumerate
 from .ndarray.families.indexing_helpers import vectorize as vectorize
 from .ndarray.families.polynomials import poly1d as poly1d
 from .ndarray.interop import FlatIterator as flatiter
+from .ndarray.interop import NumPyFallbackWarning as NumPyFallbackWarning
 from .ndarray.ufuncs import ufunc as ufunc
 from .ops.runtime.compile_log import CompileTimeNotice as CompileTimeNotice
 from .ops.runtime.disk_cache import CacheUnavailableWarning as CacheUnavailableWarning

@@ -1,7 +1,10 @@
 """``ndengine.array_api``: the Python Array API standard's namespace (2024.12) for NDArrays.
 
-``x.__array_namespace__()`` returns this module, so code written against the standard runs
-on ndengine arrays unchanged. It is a thin layer, laid out as array-api-strict's: each
+Code written against the standard runs on ndengine arrays unchanged with either namespace:
+``x.__array_namespace__()`` returns ``ndengine`` itself (as NumPy's arrays answer ``numpy``:
+the main namespace takes the standard's names where NumPy 2 does), and this module is the
+standard's strict namespace, its exact names and signatures (``acos``, ``clip(x, min, max)``,
+``sort(descending=)``) for code that asks for them. It is a thin layer, laid out as array-api-strict's: each
 submodule holds tables of the standard's names and parameter lists and the ndengine
 function each one calls (``acos`` -> ``ndarray.arccos``, ``concat`` ->
 ``ndarray.concatenate``, ``permute_dims`` -> ``ndarray.transpose``), compiled into functions

@@ -31,6 +31,8 @@ Read at import:
                                     at its call (core/at_once.py; on)
     NDENGINE_POOL_LIMIT_MB          pooled bytes per device, in MiB: a number >= 0
                                     (core/storage.py; an eighth of memory, at most 2 GiB)
+    NDENGINE_FALLBACK_WARNINGS      boolean: a NumPy function ndengine lacks, run on NumPy copies,
+                                    warns once (ndarray/interop.py; on)
 Read when used:
     NDENGINE_CACHE_DIR              where generated kernels are cached (ops/fusion/codegen.py)
     NDENGINE_KV_SCHEDULER, NDENGINE_KV_RANK, NDENGINE_KV_NUM_WORKERS, NDENGINE_KV_NAME,

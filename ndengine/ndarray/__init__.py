@@ -107,9 +107,10 @@ __all__ += list(_ALIASES)
 from .families.meta import META  # noqa: E402
 from .io import IO  # noqa: E402
 from . import emath  # noqa: E402
+from . import lib  # noqa: E402
 globals().update(META)
 globals().update(IO)
-__all__ += [*META, *IO, "emath"]
+__all__ += [*META, *IO, "emath", "lib"]
 
 # NumPy's ufuncs are ufunc objects here too (nd.add.reduce, nd.add.nin): made once every
 # module function is set, so each wraps the function the namespace ends with

@@ -20,15 +20,20 @@ one function ndengine lacks should still run. Three limits keep the fallback hon
 - results are NumPy's (arrays and views of copies, not of the NDArrays).
 """
 import inspect
+import logging
 import operator
 import sys
+import warnings
 
 import numpy as np
 
 from ..core import NDArray
+from ..engine.config import env_bool
 from ..ops.dtypes import ObjectDtypeError
 
-__all__ = ["array_function", "ArrayFlags", "FlatIterator", "install"]
+__all__ = ["array_function", "ArrayFlags", "FlatIterator", "NumPyFallbackWarning", "install"]
+
+_fallback_log = logging.getLogger("ndengine.fallback")
 
 # NumPy functions that write into an array argument: (position, name) of that argument
 _WRITES = {"copyto": (0, "dst"), "put": (0, "a"), "place": (0, "arr"),
@@ -126,7 +131,31 @@ def array_function(self, func, types, args, kwargs):
     if _has_ndarray(kwargs.get("out")):
         raise TypeError(f"numpy.{name}(..., out=NDArray): ndengine has no {name} yet, and "
                         f"NumPy would write into a copy; assign its result instead")
+    _note_fallback(func)
     return func(*_as_numpy(args), **_as_numpy(kwargs))
+
+
+class NumPyFallbackWarning(UserWarning):
+    """A NumPy function ndengine lacks ran on NumPy copies of NDArrays (a wait for their
+    values; NumPy's result, not an NDArray). Once per function and process; silence it with
+    ``warnings.filterwarnings("ignore", category=ndengine.NumPyFallbackWarning)`` or
+    ``NDENGINE_FALLBACK_WARNINGS=0``."""
+
+
+_WARN_FALLBACKS = env_bool("NDENGINE_FALLBACK_WARNINGS", True)
+_warned = set()  # functions warned about (once each)
+
+
+def _note_fallback(func):
+    """Say once per function that NumPy's runs on copies (dask warns in the same case), and
+    log each call on ``ndengine.fallback``."""
+    where = f"{getattr(func, '__module__', 'numpy')}.{func.__name__}"
+    _fallback_log.debug("%s ran on NumPy copies of NDArrays", where)
+    if _WARN_FALLBACKS and func not in _warned:
+        _warned.add(func)
+        warnings.warn(f"{where} is not ndengine's: NumPy's runs on NumPy copies of the "
+                      "NDArrays (it waits for them) and returns NumPy's result",
+                      NumPyFallbackWarning, stacklevel=3)
 
 
 # ---------------------------------------------------------------- methods and attributes

@@ -1,11 +1,15 @@
 """NumPy's functions called with NDArrays (``__array_function__``): ndengine's function of the
 same name, pushed, where there is one; NumPy's on copies otherwise. And the NumPy methods
 NDArray adds here: fill, itemsize, flat, view, item(index), __format__, __round__."""
+import warnings
+
 import numpy as np
 import pytest
 
 import ndengine as nd
 from ndengine.core import NDArray
+from ndengine.ndarray import interop
+from engine_helpers import run_script
 
 from ndarray_helpers import run_xp
 
@@ -86,10 +90,10 @@ DISPATCHED += [  # once fallbacks, now ndengine's own
     lambda np_, a: np_.i0(a),
     lambda np_, a: np_.unwrap(a, axis=0),
     lambda np_, a: np_.emath.sqrt(a - 3),
+    lambda np_, a: np_.lib.stride_tricks.sliding_window_view(a, 2, axis=0),
 ]
 
 FALLBACKS = [  # NumPy functions ndengine does not have
-    lambda np_, a: np_.lib.stride_tricks.sliding_window_view(a, 2, axis=0),
     lambda np_, a: np_.linalg.tensorinv(np_.eye(4).reshape(4, 2, 2) + a[:1, :1], ind=1),
 ]
 
@@ -113,7 +117,10 @@ def test_numpy_functions_ndengine_has_are_its_own(call):
 @pytest.mark.parametrize("call", FALLBACKS)
 def test_functions_ndengine_lacks_run_numpys_on_copies(call):
     a = np.arange(12.0).reshape(4, 3) ** 1.5
-    got, want = call(np, nd.array(a)), call(np, a)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", nd.NumPyFallbackWarning)
+        got = call(np, nd.array(a))
+    want = call(np, a)
     for g, w in _pairs(got, want):
         assert not isinstance(g, NDArray)
         np.testing.assert_array_equal(g, w, strict=True)
@@ -307,3 +314,26 @@ def test_tofile_and_tobytes_are_numpys(tmp_path, sep):
     (a * 3).tofile(str(tmp_path / "np.bin"), sep=sep)
     assert (tmp_path / "nd.bin").read_bytes() == (tmp_path / "np.bin").read_bytes()
     assert x.tobytes() == (a * 3).tobytes() and x.T.tobytes("F") == (a * 3).T.tobytes("F")
+
+
+def test_a_fallback_warns_once_per_function_at_the_callers_line(monkeypatch):
+    monkeypatch.setattr(interop, "_warned", set())
+    x = nd.array(np.eye(4).reshape(4, 2, 2))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        np.linalg.tensorinv(x, ind=1)
+        np.linalg.tensorinv(x, ind=1)
+        np.exp(x)  # ndengine's own: no warning
+    fallbacks = [w for w in caught if w.category is nd.NumPyFallbackWarning]
+    assert len(fallbacks) == 1 and "numpy.linalg.tensorinv" in str(fallbacks[0].message)
+    assert fallbacks[0].filename == __file__
+
+
+def test_fallback_warnings_can_be_turned_off():
+    result = run_script("""
+        import warnings, numpy as np, ndengine as nd
+        warnings.simplefilter("error")
+        np.linalg.tensorinv(nd.array(np.eye(4).reshape(4, 2, 2)), ind=1)
+        print("quiet")
+    """, env={"NDENGINE_FALLBACK_WARNINGS": "0"}, timeout=120)
+    assert result.returncode == 0 and "quiet" in result.stdout, result.stderr[-2000:]
