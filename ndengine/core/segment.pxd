@@ -1,7 +1,7 @@
 # Cython declarations of segment.py (the compiled core: ndengine/engine/compiled.py)
 cimport cython
 from ndengine.core.runs cimport BoundRun
-from ndengine.core.chunk cimport SmallChunk
+from ndengine.core.chunk cimport Chunk, SmallChunk
 from ndengine.core.at_once cimport begin as _run_now_begin, end as _run_now_end
 
 cdef class Segment:
@@ -47,7 +47,7 @@ cpdef _flush_foreign(window, skip)
 cpdef run_gathered(engine, list nodes, bint check)
 
 cpdef bint run_now(engine, run, args, outs, req, params, list reads, list writes, name)
-@cython.locals(small=SmallChunk)
+@cython.locals(small=SmallChunk, pooled=Chunk)
 cpdef bint _idle(chunk)
 cpdef thread_segment()
 cpdef flush_full(window)

@@ -78,7 +78,7 @@ from . import fp_errors as _fp
 from . import at_once as _at_once
 from .at_once import begin as _run_now_begin, end as _run_now_end
 from .array import NDArray
-from .chunk import ARGUMENT_REFS, COMPILED, SmallChunk
+from .chunk import ARGUMENT_REFS, COMPILED, Chunk, SmallChunk
 
 __all__ = ["append", "run_now", "flush_before", "flush_touching", "flush_own", "flush_all",
            "flush_window", "thread_segment", "open_window_locked", "flush_locked", "WindowBase",
@@ -238,7 +238,8 @@ def _vars(chunks):
 def run_now(engine, run, args, outs, req, params, reads, writes, name):
     """Run an op on small arrays at once in the pushing thread, instead of gathering it, when
     nothing pushed or gathered before it touches its arrays (the chunks ``reads`` and
-    ``writes``, all `SmallChunk` s: idle vars, no open window), no run hook watches the engine
+    ``writes``, small arrays' or pool buffers bound at the push: idle vars, no open window),
+    no run hook watches the engine
     (a profiler sees every op) and at_once.py lets this thread: then the program is the same
     as if it had been gathered, at NumPy's cost. Its failure or FP errors are kept with its
     outputs exactly as a gathered op's (`run_gathered`). True if it ran, False if it must be
@@ -272,14 +273,21 @@ def run_now(engine, run, args, outs, req, params, reads, writes, name):
 
 
 def _idle(chunk):
-    """Nothing pushed or gathered touches ``chunk`` still, and it holds no failure."""
-    if type(chunk) is not SmallChunk:
+    """Nothing pushed or gathered touches ``chunk`` still, and it holds no failure: a small
+    array's, or a pool buffer's bound at the push (pipeline's ``_binds_pool_buffers``)."""
+    kind = type(chunk)
+    if kind is SmallChunk:
+        small = chunk
+        window = small.window
+        var = small._var
+    elif kind is Chunk:
+        pooled = chunk
+        window = pooled.window
+        var = pooled.var
+    else:
         return False
-    small = chunk
-    window = small.window
     if window is not None and window.open:
         return False
-    var = small._var
     return var is None or (var.pending_write is None and var.num_pending_reads == 0
                            and var.error is None)
 

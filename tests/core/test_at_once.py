@@ -47,14 +47,22 @@ out["at_once"] = at_once(x)
 out["values"] = x.asnumpy().tolist() == [10.0] * 16
 """,
     "pending_input": """
-big = nd.ones(1 << 17)       # a pool buffer: not a small array
+big = nd.ones(1 << 15)       # a pool buffer (256 KiB), bound at the push
+pooled = big * 2             # nothing pending on big: it runs at once too
+out["pooled_at_once"] = pooled._chunk.window is None or not pooled._chunk.window.open
+release = threading.Event()
+if out["gathers"]:  # (the NaiveEngine would run it here and now: nothing would release it)
+    nd.engine.get().push_sync(lambda ctx: release.wait(30), nd.cpu(0), (),
+                              (big._chunk.var,), name="held")  # on a worker, until released
 u = nd.ones(16)
-w = big[:16] + u             # gathered: it reads a view of the pool buffer
+w = big[:16] + u             # gathered: big has a pending write
 v = u * 2                    # u is touched by the open window: gathered after it
 out["gathered"] = gathered(w) and gathered(v)
 u += 1                       # an in-place write behind the window's read of u
+release.set()
 out["values"] = (w.asnumpy().tolist() == [2.0] * 16 and v.asnumpy().tolist() == [2.0] * 16
-                 and u.asnumpy().tolist() == [2.0] * 16)
+                 and u.asnumpy().tolist() == [2.0] * 16
+                 and pooled.asnumpy().tolist() == [2.0] * (1 << 15))
 """,
     "run_hook": """
 seen = []
@@ -142,6 +150,7 @@ def test_an_op_on_arrays_something_pending_touches_is_gathered_in_order(engine):
     out = _run("pending_input", engine)
     assert out["values"]
     assert out["gathered"] == out["gathers"]
+    assert out["pooled_at_once"]  # (the NaiveEngine ran it at its push)
 
 
 @pytest.mark.parametrize("engine", _ENGINES)
