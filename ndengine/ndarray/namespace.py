@@ -44,7 +44,20 @@ __all__ = ["NAMES", "missing_attribute"]
 
 
 class _ArrayPackage(types.ModuleType):
-    """The type of the ``ndengine.ndarray`` package: it is ``numpy.ndarray``'s name."""
+    """The type of the ``ndengine.ndarray`` package: it is ``numpy.ndarray``'s name, so it
+    answers isinstance and issubclass for NDArray, and ``ndarray(shape, dtype=float)`` makes
+    an uninitialised array as NumPy's constructor does (``empty``). A ``buffer`` (NumPy's
+    array over foreign memory) or ``strides`` is refused: an NDArray owns its memory and is
+    C-ordered."""
+
+    def __call__(self, shape, dtype=float, buffer=None, offset=0, strides=None, order=None):
+        if buffer is not None or strides is not None or offset:
+            raise TypeError("ndengine.ndarray(shape, dtype): an NDArray owns its memory; for "
+                            "an array over a buffer use ndengine.frombuffer (a copy) or "
+                            "numpy.ndarray")
+        if order not in (None, "C"):
+            raise NotImplementedError(f"ndengine makes C-ordered arrays only: order={order!r}")
+        return self.empty(shape, dtype)
 
     def __instancecheck__(self, obj):
         return isinstance(obj, NDArray)

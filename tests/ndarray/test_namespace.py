@@ -184,3 +184,14 @@ def test_linspace_retstep_and_axis(args, axis):
     np.testing.assert_array_equal(got.asnumpy(), want, strict=True)
     np.testing.assert_array_equal(step, want_step, strict=True)
     run_xp(lambda xp: xp.linspace(*args, axis=axis))
+
+
+def test_the_ndarray_constructor_makes_an_uninitialised_array_as_numpys():
+    for shape, kwargs in (((2, 3), {}), ((4,), {"dtype": np.int32}), ((), {"dtype": "f4"})):
+        got, want = nd.ndarray(shape, **kwargs), np.ndarray(shape, **kwargs)
+        assert isinstance(got, nd.NDArray) and isinstance(got, nd.ndarray)
+        assert got.shape == want.shape and got.dtype == want.dtype
+    with pytest.raises(TypeError, match="owns its memory"):
+        nd.ndarray((2,), buffer=b"\0" * 16)
+    with pytest.raises(NotImplementedError, match="C-ordered"):
+        nd.ndarray((2, 2), order="F")
