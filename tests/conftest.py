@@ -102,3 +102,14 @@ def nd_engine(request):
     if failed is not None:
         pytest.fail(f"{request.param}: an error was left on the engine after the test: "
                     f"{type(failed).__name__}: {failed}", pytrace=False)
+
+
+@pytest.fixture
+def no_waits(monkeypatch):
+    """Reading an NDArray's values (a wait) fails the test until ``no_waits.undo()``: the
+    functions called meanwhile must return at once."""
+    def boom(self, *args, **kwargs):
+        raise AssertionError("waited for an NDArray's values")
+    monkeypatch.setattr(ndengine.NDArray, "asnumpy", boom)
+    monkeypatch.setattr(ndengine.NDArray, "wait_to_read", boom)
+    return monkeypatch

@@ -16,15 +16,6 @@ from ndarray_helpers import run_xp
 pytestmark = pytest.mark.usefixtures("nd_engine")
 
 
-@pytest.fixture
-def no_waits(monkeypatch):
-    """Inside the block, reading an NDArray's values (a wait) fails the test."""
-    def boom(self, *args, **kwargs):
-        raise AssertionError("waited for an NDArray's values")
-    monkeypatch.setattr(NDArray, "asnumpy", boom)
-    monkeypatch.setattr(NDArray, "wait_to_read", boom)
-    return monkeypatch
-
 
 DISPATCHED = [
     lambda np_, a, b: np_.concatenate([a, b]),
