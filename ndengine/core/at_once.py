@@ -82,13 +82,13 @@ def begin():
     if not _enabled[0]:
         return False
     owner = _owner[0]
-    if owner is None:
-        note_thread()
-        owner = _owner[0]
-    if owner != _get_ident():
+    ident = _get_ident()
+    if owner != ident:
         if owner != MANY:
-            note_thread()  # a second thread: from now on nothing runs at once
-        return False
+            note_thread()  # the first user claims it; a second thread ends it for good
+        owner = _owner[0]
+        if owner != ident:
+            return False
     _running[0] = True
     if _owner[0] != owner:  # taken away meanwhile (see the module docstring)
         _running[0] = False

@@ -6,7 +6,8 @@ from ndengine.core.segment cimport append as _gather, run_now as _run_now
 from ndengine.core.runs cimport BoundRun
 from ndengine.ops.plans cimport Plan
 
-@cython.locals(arr=RawArray, result=RawArray, gathering=bint, small=bint, pooled=bint,
+@cython.locals(arr=RawArray, result=RawArray, gathering=bint, gathers=bint, small=bint,
+               pooled=bint,
                reads=list, key=list, args=list, outputs=list, writes=list, run=BoundRun,
                plan=Plan)
 cpdef invoke(op, inputs, params=*, out=*, ctx=*, ctx_check=*, extra_writes=*, overwrites=*)

@@ -243,12 +243,13 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
             op, inputs, params, out, ctx, engine, plan, plan_key, gathering, small, binds_pool)
     run = None
     if small and cast_into is None and device == "cpu":
-        if gathering and not extra_writes and not overwrites and _run_now(
-                engine, plan.run, args, outs, req, params, reads, writes, op.name):
+        gathers = gathering and not extra_writes and not overwrites
+        if gathers and _run_now(engine, plan.run, args, outs, req, params, reads, writes,
+                                op.name):
             return outputs  # ran at once: nothing before it touches its arrays (segment.py)
         run = BoundRun(plan.run, args, outs, req, params, reads, writes, op.name,
                        _fp_state_at_push())
-        if gathering and not extra_writes and not overwrites:  # MXNet's BulkAppend
+        if gathers:  # MXNet's BulkAppend
             _gather(engine, ctx, run, outputs, out is None, bulk_size)
             return outputs
     return _fuse_or_push(op, inputs, params, out, ctx, engine, plan, plan_key, gathering, small,

@@ -78,7 +78,7 @@ def _asfortranarray(a, dtype=None, *, like=None):
     """``a`` itself where NumPy's would be (a Fortran-contiguous view: a transpose, a 1-d
     array), else a copy, in C order: no Fortran layout for new arrays."""
     result = array(a, dtype, copy=None, ndmin=1)
-    if result is a and not _geometry(a).flags.f_contiguous:
+    if result is a and not a.flags.f_contiguous:
         result = ascontiguousarray(a.copy())
     return result
 
@@ -106,8 +106,8 @@ def _require(a, dtype=None, requirements=None, *, like=None):
 
 class _Geometry:
     """A view's byte geometry as NumPy's array interface, at ``base`` + its byte offset in
-    its chunk: NumPy builds an array of it without touching memory, and computes flags and
-    overlaps from the geometry alone."""
+    its chunk: NumPy builds an array of it without touching memory, and computes overlaps
+    from the geometry alone (the flags of a view: ``x.flags``, interop.py)."""
 
     def __init__(self, view, base):
         self.__array_interface__ = {
@@ -123,7 +123,7 @@ def _geometry(view):
 
 
 def _isfortran(a):
-    return bool(_geometry(a).flags.fnc) if isinstance(a, NDArray) else np.isfortran(a)
+    return a.flags.fnc if isinstance(a, NDArray) else np.isfortran(a)
 
 
 def _overlap(numpy_test, a, b, max_work):
