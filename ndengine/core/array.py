@@ -436,10 +436,9 @@ _set_base = RawArray.__dict__["_base"].__set__
 # An array's slots are written as a RawArray's, never through NDArray's checked __setattr__:
 # interpreted, the array is made a RawArray, written, then made an NDArray (a class change costs
 # less than a descriptor call per slot); compiled, RawArray is an extension type (a class change
-# is refused) whose typed slot writes never reach __setattr__: the array is an NDArray at once.
+# is refused) whose typed slot writes never reach __setattr__: the array is an NDArray at once
+# (``RawArray.__new__(NDArray)``, spelled out where used: compiled, the type's tp_new as C).
 _new_object = object.__new__
-_new_ndarray = RawArray.__new__
-_new_small_chunk = SmallChunk.__new__
 _np_empty = np.empty
 _ArrayMemoryError = np._core._exceptions._ArrayMemoryError
 # a CPU array larger than this raises MemoryError at the call (storage.host_memory_bytes)
@@ -449,14 +448,14 @@ _host_bytes = storage.HOST_MEMORY_BYTES or float("inf")
 def new_array(shape, dtype, ctx, engine=None):
     """A fresh NDArray with a fresh chunk: a small CPU array gets its NumPy memory now, any
     other no memory until an op writes it."""
-    arr = _new_ndarray(NDArray) if COMPILED else _new_object(RawArray)  # see _new_ndarray
+    arr = RawArray.__new__(NDArray) if COMPILED else _new_object(RawArray)  # see _new_object
     arr.shape = shape
     arr.dtype = dtype
     nbytes = dtype.itemsize
     for n in shape:
         nbytes *= n
     if nbytes <= SMALL_BYTES and ctx.device_type == "cpu":
-        small = _new_small_chunk(SmallChunk)
+        small = SmallChunk.__new__(SmallChunk)  # compiled: the type's tp_new, called as C
         small._var = None  # made at its first use (SmallChunk)
         small.ctx = ctx
         small.nbytes = nbytes
@@ -481,7 +480,7 @@ def new_array(shape, dtype, ctx, engine=None):
 def array_on(chunk, shape, dtype, offset=0, strides=None):
     """A new NDArray viewing ``chunk`` (byte ``offset``, byte ``strides``; None: the whole
     chunk, C-contiguous)."""
-    arr = _new_ndarray(NDArray) if COMPILED else _new_object(RawArray)
+    arr = RawArray.__new__(NDArray) if COMPILED else _new_object(RawArray)
     arr.shape = shape
     arr.dtype = dtype
     arr._chunk = chunk

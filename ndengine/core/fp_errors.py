@@ -94,12 +94,20 @@ class FPState:
 
 STATES = {}      # NumPy's state object -> FPState (memo)
 _by_content = {}  # (modes, call) -> FPState
+_last = [(None, None)]  # the last (NumPy's state object, FPState) `state_at_push` found
 
 
 def state_at_push():
     """The FPState of this thread's current NumPy error state."""
-    state = STATES.get(get_state())
-    return state if state is not None else new_state()
+    current = get_state()
+    last = _last[0]  # (state object, FPState): the one a loop of ops pushes under, no hashing
+    if last[0] is current:
+        return last[1]
+    state = STATES.get(current)
+    if state is None:
+        state = new_state()
+    _last[0] = (current, state)  # one tuple: a thread reading it sees a consistent pair
+    return state
 
 
 def new_state():

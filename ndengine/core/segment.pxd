@@ -3,6 +3,7 @@ cimport cython
 from ndengine.core.runs cimport BoundRun
 from ndengine.core.chunk cimport Chunk, SmallChunk
 from ndengine.core.at_once cimport begin as _run_now_begin, end as _run_now_end
+from ndengine.core.fp_errors cimport FPState, state_at_push as _fp_state_at_push
 
 cdef class Segment:
     cdef public object lock
@@ -43,9 +44,10 @@ cpdef open_window_locked(Segment segment, kind, engine, ctx)
 
 cpdef _flush_foreign(window, skip)
 
-@cython.locals(node=BoundRun)
+@cython.locals(node=BoundRun, fp=FPState)
 cpdef run_gathered(engine, list nodes, bint check)
 
+@cython.locals(fp=FPState)
 cpdef bint run_now(engine, run, args, outs, req, params, list reads, list writes, name)
 @cython.locals(small=SmallChunk, pooled=Chunk)
 cpdef bint _idle(chunk)

@@ -77,6 +77,7 @@ from ..engine import FnProperty
 from . import fp_errors as _fp
 from . import at_once as _at_once
 from .at_once import begin as _run_now_begin, end as _run_now_end
+from .fp_errors import state_at_push as _fp_state_at_push
 from .array import NDArray
 from .chunk import ARGUMENT_REFS, COMPILED, Chunk, SmallChunk
 
@@ -86,6 +87,7 @@ __all__ = ["append", "run_now", "flush_before", "flush_touching", "flush_own", "
 
 _ASYNC = FnProperty.ASYNC
 _fp_kept, _fp_messages = _fp.KEPT, _fp.MESSAGES
+_fp_set, _fp_reset = _fp.set_state, _fp.reset_state
 _READ, _WRITE = "read", "write"  # a chunk's role in a window (one it made: a count)
 _CLOSED = "closed"  # a released window's ``bulk``
 # A window is pushed once the arrays its ops made hold this many bytes: the pool buffers of
@@ -214,9 +216,9 @@ def run_gathered(engine, nodes, check):
                 continue
             if node.fp is not fp:
                 if token is not None:
-                    _fp.reset_state(token)
+                    _fp_reset(token)
                 fp = node.fp
-                token = _fp.set_state(fp.run_state)
+                token = _fp_set(fp.run_state)
             try:
                 node.run(node.args, node.outs, node.req, node.params)  # node(run_ctx)
             except Exception as exc:  # noqa: BLE001 - kept on this op's outputs, as alone
@@ -228,7 +230,7 @@ def run_gathered(engine, nodes, check):
                 _fp.collect(fp, node.writes, node.origin)
     finally:
         if token is not None:
-            _fp.reset_state(token)
+            _fp_reset(token)
 
 
 def _vars(chunks):
@@ -255,14 +257,14 @@ def run_now(engine, run, args, outs, req, params, reads, writes, name):
     if not _run_now_begin():
         return False
     try:
-        fp = _fp.state_at_push()
-        token = _fp.set_state(fp.run_state)
+        fp = _fp_state_at_push()
+        token = _fp_set(fp.run_state)
         try:
             run(args, outs, req, params)
         except Exception as exc:  # noqa: BLE001 - kept on its outputs, as a gathered op's
             engine.fail_part(_vars(writes), exc, name, _caller_origin(_OWN_FRAMES))
         finally:
-            _fp.reset_state(token)
+            _fp_reset(token)
         if _fp_kept:
             _fp.inherit(reads, writes)
         if _fp_messages:

@@ -17,7 +17,7 @@ from ..ops.shapes import broadcast_shapes
 
 __all__ = ["defers_to", "output_array", "check_out", "ufunc_out_operands", "context_of",
            "apply_op", "first_context", "operand_of", "array_of", "read_values", "frozen",
-           "push"]
+           "push", "apply_casting"]
 
 
 def defers_to(value):
@@ -107,6 +107,55 @@ def apply_op(op, arrays, params, out, *, as_arrays=False, broadcast_out=False):
         operands = broadcast
     invoke(op, operands, params, out=out, ctx=ctx)
     return out
+
+
+def apply_casting(op, ufunc, arrays, params, out, casting):
+    """A ufunc call with ``casting=`` other than NumPy's default 'same_kind': NumPy's own
+    call on empty stand-ins of the operands (their dtypes; Python scalars themselves, weak)
+    raises NumPy's error for a cast the rule refuses, at the call; then the rules stricter
+    than 'same_kind' run the op as it is, and 'unsafe' casts what 'same_kind' would refuse:
+    inputs to ``dtype=`` before the op, the result into ``out`` after it (a second op)."""
+    dtype = params.get("dtype")
+    target = output_array(out, op.name)
+    ufunc(*map(_stand_in, arrays), out=None if target is None else _stand_in(target),
+          dtype=dtype, casting=casting)
+    if casting != "unsafe":
+        return apply_op(op, arrays, params, out, as_arrays=op.kind == "unary",
+                        broadcast_out=True)
+    if dtype is not None:
+        arrays = [_cast_unsafely(a, dtype) for a in arrays]
+    if target is None:
+        return apply_op(op, arrays, params, None, as_arrays=op.kind == "unary")
+    [(_, result_dtype)] = op.plan(tuple(as_operand(a, target.context, numpy_scalars=True)
+                                        for a in arrays), params).outputs
+    if np.can_cast(result_dtype, target.dtype, "same_kind"):
+        return apply_op(op, arrays, params, target, as_arrays=op.kind == "unary",
+                        broadcast_out=True)
+    result = apply_op(op, arrays, params, None, as_arrays=op.kind == "unary")
+    check_out(target, result.context, op.name)
+    invoke(ops.get("copy"), [result], {"shape": target.shape, "dtype": target.dtype},
+           out=target)  # broadcast and cast into out, as NumPy's unsafe output cast
+    return target
+
+
+def _stand_in(value):
+    """An empty array of ``value``'s dtype (Python scalars as they are: NumPy keeps them weak)."""
+    if type(value) in (bool, int, float, complex):
+        return value
+    if isinstance(value, (NDArray, np.ndarray, np.generic)):
+        return np.empty(0, value.dtype)
+    return np.asarray(value).reshape(-1)[:0]
+
+
+def _cast_unsafely(value, dtype):
+    """``value`` cast to ``dtype`` where 'same_kind' would refuse it (casting='unsafe' with
+    ``dtype=``: NumPy casts the inputs to the loop's dtype)."""
+    if isinstance(value, NDArray):
+        return value if np.can_cast(value.dtype, dtype, "same_kind") else value.astype(dtype)
+    array = np.asarray(value)
+    if np.can_cast(array.dtype, dtype, "same_kind"):
+        return value
+    return array.astype(dtype)[()] if array.ndim == 0 else array.astype(dtype)
 
 
 def first_context(*values):

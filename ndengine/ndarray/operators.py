@@ -17,7 +17,7 @@ from ..ops.shapes import c_strides
 from ..ops.elementwise import operators as elementwise
 from ..core import NDArray, as_operand as _as_operand, invoke
 from . import operator_methods as methods
-from .arguments import apply_op, context_of, output_array
+from .arguments import apply_casting, apply_op, context_of, output_array
 from .signatures import signature_of, signed_function
 
 __all__ = ["module_function", "add_family", "BINARY_OPERATORS", "UNARY_OPERATORS",
@@ -67,8 +67,8 @@ def _install_methods():
 # family -> (NumPy's parameter list, the parameters that are arrays taken as they are on the
 # plain path: no out, no dtype, NDArray arguments)
 _SIGNATURES = {
-    "ufunc1": ("x, /, out=None, *, dtype=None", ("x",)),
-    "ufunc2": ("x1, x2, /, out=None, *, dtype=None", ("x1", "x2")),
+    "ufunc1": ("x, /, out=None, *, casting='same_kind', dtype=None", ("x",)),
+    "ufunc2": ("x1, x2, /, out=None, *, casting='same_kind', dtype=None", ("x1", "x2")),
     "sum": ("a, axis=None, dtype=None, out=None, keepdims=False", ("a",)),
     "max": ("a, axis=None, out=None, keepdims=False", ("a",)),
     "argmax": ("a, axis=None, out=None, *, keepdims=False", ("a",)),
@@ -102,10 +102,20 @@ def _family(op):
 
 
 def _call_ufunc(op, args):
-    out, dtype = args.pop("out"), args.pop("dtype")
+    out, dtype, casting = args.pop("out"), args.pop("dtype"), args.pop("casting")
     params = {} if dtype is None else {"dtype": ops.check_dtype(dtype)}
+    if casting != "same_kind":
+        return apply_casting(op, _numpy_ufunc(op), list(args.values()), params, out, casting)
     return apply_op(op, list(args.values()), params, out, as_arrays=op.kind == "unary",
                     broadcast_out=True)
+
+
+def _numpy_ufunc(op):
+    """NumPy's ufunc that the op of a ufunc family computes."""
+    try:
+        return elementwise.spec(op.name).ufunc
+    except KeyError:
+        return getattr(np, op.name)  # matmul
 
 
 def _call_reduction(op, args):
@@ -283,6 +293,7 @@ def _generate(op, family):
         names = list(signature_of(parameters).parameters)
         plain = [f"type({n}) is NDArray" for n in plain_arrays]
         plain += [f"{n} is None" for n in names if n in ("out", "dtype")]
+        plain += [f"{n} == 'same_kind'" for n in names if n == "casting"]
         params = "None"
         if op.kind == "reduce":  # the op's own parameters, as a dict
             params = "{" + ", ".join(f"{n!r}: {n}" for n in names

