@@ -82,3 +82,20 @@ def test_realistic_scripts_agree_with_numpy_and_print_verdicts():
             and "x NumPy" not in line]
     assert len(rows) >= 8 and all(float(row.split()[-5]) > 0 for row in rows), result.stdout
     assert any(line.startswith("geometric mean over") for line in lines), result.stdout
+
+
+def test_speed_by_size_draws_the_readme_picture(tmp_path):
+    """bench/speed_by_size.py checks each loop's result against NumPy's, prints a row per loop
+    and size, and draws the picture the README shows (docs/speed_by_size.png, committed)."""
+    result = subprocess.run([sys.executable, str(BENCH / "speed_by_size.py"), "--sizes", "16",
+                             "4096", "--repeat", "1", "--out", str(tmp_path)],
+                            cwd=BENCH, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = [line.split() for line in result.stdout.splitlines()
+            if line.split() and line.split()[-1].replace(".", "", 1).isdigit()
+            and line.split()[-5] in ("16", "4096")]
+    assert len(rows) == 6 and all(float(row[-1]) > 0 for row in rows), result.stdout
+    assert (tmp_path / "speed_by_size.png").stat().st_size > 10_000
+    readme = (BENCH.parent / "README.md").read_text()
+    assert "](docs/speed_by_size.png)" in readme
+    assert (BENCH.parent / "docs" / "speed_by_size.png").is_file()
