@@ -364,3 +364,33 @@ def test_numba_loop_equals_numpys_ufunc(name, dtype):
 @pytest.mark.parametrize("name, dtype", list(_cases(full=True)))
 def test_numba_loop_equals_numpys_ufunc_every_dtype(name, dtype):
     _check_numba_loop(name, dtype)
+
+
+def test_a_ready_slot_calls_the_compiled_specialisation_without_dispatch(jit_after):
+    """Once READY, a bound slot holds the Numba loop's compiled specialisation for C-contiguous
+    1-D operands of its dtypes (a flat run's operands), not the dispatcher: same results,
+    without Numba's per-call dispatch by types. Other dtypes get their own entry."""
+    from numba import njit
+
+    @njit
+    def add_one(x, out):
+        for i in range(out.size):
+            out[i] = x[i] + 1
+        return 0
+
+    jit_after(0)
+    for dtype in (np.float32, np.int16):
+        dtypes = (np.dtype(dtype), np.dtype(dtype))
+        slot = dl.bind(add_one, None, dtypes)
+        x = np.arange(7, dtype=dtype)
+        out = np.empty(7, dtype)
+        assert slot[0](x, out) == 0  # the first call compiles (no NumPy loop stands in)
+        np.testing.assert_array_equal(out, x + 1)
+        entry = dl.bind(add_one, None, dtypes)[0]  # a plan bound now: READY at once
+        assert entry is not add_one and entry is slot[0]
+        assert type(entry).__name__ == "builtin_function_or_method"
+        out[:] = 0
+        assert entry(x, out) == 0
+        np.testing.assert_array_equal(out, x + 1)
+    not_a_dispatcher = FakeNumbaLoop()
+    assert dl._bound_entry(not_a_dispatcher, DTYPES) is not_a_dispatcher
