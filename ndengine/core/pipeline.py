@@ -38,6 +38,7 @@ __all__ = ["invoke", "waitall", "as_operand", "from_numpy", "copy_between"]
 _ASYNC, _NORMAL = FnProperty.ASYNC, FnProperty.NORMAL
 
 _NO_PARAMS = {}  # shared, never written
+_engine_get = _engine_mod.get  # the process-wide engine, per op (a global: no module lookup)
 _WRITE_TO = [OpReq.WRITE_TO]
 _WRITE_INPLACE = [OpReq.WRITE_INPLACE]
 _SCALARS = (bool, int, float, complex)
@@ -182,7 +183,7 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
         return _tape.invoke_recorded(invoke, op, inputs, params, out, ctx, ctx_check,
                                      extra_writes, overwrites)
     params = _NO_PARAMS if params is None else params
-    engine = _engine_mod.get()
+    engine = _engine_get()
     bulk_size = engine.bulking.size
     # Gathering, reads and writes are chunks (a small chunk's var is made at its first use);
     # args: what a bound run gets (views; NDArrays to bind: pooled); small: (see BoundRun)
