@@ -8,9 +8,10 @@ it (``docs/speed_by_size.png``, the README's picture).
 
 The loops: ``x = x * 1.0001 + 0.5`` (cheap arithmetic, two ops a step), ``x = exp(x * -0.5 +
 0.1)`` (a transcendental: NumPy's SIMD loop is the work) and ``s = sqrt(x * x + 1).sum()`` (a
-reduction of a chain). The result is kept until ``waitall`` returns (ndengine computes nothing
-nobody can read: a dropped result's fused window is never run). Each size runs enough steps for ~20 ms of NumPy's time; a step on
-ndengine ends when its values are computed (``waitall``). Figures are the steady state (the
+reduction of a chain). The result is kept until ``waitall`` returns (ndengine computes
+nothing nobody can read: a dropped result's fused window is never run). Each size runs
+enough steps for ~20 ms of NumPy's time; a step on ndengine ends when its values are
+computed (``waitall``). Figures are the steady state (the
 best of --repeat rounds after a warm-up and ``settle``); the first call is not shown here:
 ``bench/fusion_first_calls.py`` and ``realistic_scripts.py`` print it.
 """

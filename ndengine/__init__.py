@@ -52,3 +52,5 @@ from .ops.runtime.compile_log import CompileTimeNotice  # noqa: E402 - silence i
 from .ops.runtime.disk_cache import CacheUnavailableWarning  # noqa: E402 - likewise
 from .ndarray.interop import NumPyFallbackWarning  # noqa: E402 - likewise
 __all__ += ["show_runtime", "CompileTimeNotice", "CacheUnavailableWarning", "NumPyFallbackWarning"]
+from .docstrings import install as _complete_docstrings  # noqa: E402
+_complete_docstrings(_sys.modules[__name__])  # each says whether it waits, what it does not take

@@ -18,7 +18,7 @@ source is hidden from checkers (a ``.pyi`` beside a module replaces that module 
 Every other module (``ndengine.autograd``, ``kv``, ``profiler``, the layers below) is read from
 its source. Parameter lists are ``inspect.signature``'s (NumPy's, for the generated
 functions); defaults are written ``...``; a ``dtype`` parameter is ``numpy.typing.DTypeLike``
-and any other parameter ``Any``. A function returns ``NDArray`` unless ``_RETURNS`` (or
+and any other parameter ``Any``. A function returns ``NDArray`` unless ``docstrings.RETURNS`` (or
 ``_METHOD_RETURNS`` for NDArray's members) says otherwise; a return type that depends on an
 argument's value (``unique(return_counts=True)``, ``svd(compute_uv=False)``) is ``Any``, and
 ``_OVERLOADS`` spells out the functions whose result depends on how many arrays they get.
@@ -44,40 +44,8 @@ _IMPORTS = ("import builtins\nfrom contextlib import AbstractContextManager\n"
             "from typing import Any, Callable, ClassVar, Iterator, NamedTuple, overload\n\n"
             "import numpy as np\nfrom numpy.typing import DTypeLike\n")
 
-_TUPLE, _TUPLES, _LIST = "tuple[NDArray, NDArray]", "tuple[NDArray, ...]", "list[NDArray]"
-_BOOL = "builtins.bool"  # ``bool`` in the stub is numpy.bool, which ndengine exports
-# what a module function returns where it is not an NDArray (module -> name -> return type)
-_RETURNS = {
-    "": {
-        "waitall": "None", "save": "None", "put": "None", "put_along_axis": "None",
-        "allclose": _BOOL, "array_equal": _BOOL, "iscomplexobj": _BOOL, "isrealobj": _BOOL,
-        "issubdtype": _BOOL, "divmod": _TUPLE, "histogram": _TUPLE,
-        "histogram2d": "tuple[NDArray, NDArray, NDArray]",
-        "histogramdd": "tuple[NDArray, list[NDArray]]", "polydiv": _TUPLE, "polyfit": "Any",
-        "broadcast_arrays": _TUPLES, "meshgrid": _TUPLES, "nonzero": _TUPLES,
-        "split": _LIST, "array_split": _LIST, "hsplit": _LIST, "vsplit": _LIST,
-        "dsplit": _LIST, "fill_diagonal": "None", "ix_": _TUPLES, "diag_indices": _TUPLES,
-        "tril_indices": _TUPLES, "triu_indices": _TUPLES, "unique_counts": _TUPLE,
-        "unique_inverse": _TUPLE, "unique_all": "tuple[NDArray, NDArray, NDArray, NDArray]",
-        "unravel_index": _TUPLES, "gradient": "NDArray | tuple[NDArray, ...]",
-        "cpu": "Context", "gpu": "Context", "current_context": "Context",
-        "cancel": "int", "get_settings": "dict[str, Any]",
-        "settings": "AbstractContextManager[None]",
-        "register_op": "Callable[[Callable[..., Any]], Callable[..., Any]]",
-        # the type depends on the arguments' values
-        "load": "Any", "show_runtime": "Any", "unique": "Any", "average": "Any",
-        "indices": "Any", "array_equiv": _BOOL, "isfortran": _BOOL,
-        "may_share_memory": _BOOL, "shares_memory": _BOOL, "copyto": "None", "place": "None",
-        "putmask": "None", "frexp": _TUPLE, "modf": _TUPLE, "tril_indices_from": _TUPLES,
-        "triu_indices_from": _TUPLES, "unstack": _TUPLES, "common_type": "type", "mintypecode": "str",
-        "min_scalar_type": "np.dtype[Any]", "einsum_path": "tuple[list[Any], str]"},
-    "linalg": {"eig": "EigResult", "eigh": "EighResult", "slogdet": "SlogdetResult",
-               "lstsq": "tuple[NDArray, NDArray, NDArray, NDArray]", "svd": "Any",
-               "qr": "Any"},
-    "fft": {},
-    "random": {"seed": "None", "shuffle": "None", "default_rng": "Generator"},
-    "Generator": {"shuffle": "None"},
-}
+from .docstrings import (  # what each function gives back (its docstring reads it too)
+    BOOL as _BOOL, RETURNS as _RETURNS, TUPLE as _TUPLE, TUPLES as _TUPLES)
 _ATLEAST = ["(ary: Any, /) -> NDArray", "(ary: Any, ary2: Any, /, *arys: Any) -> tuple[NDArray, ...]"]
 # functions whose result type depends on how many arrays they get: their overloads
 _OVERLOADS = {

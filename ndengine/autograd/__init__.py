@@ -115,14 +115,23 @@ class Function:
 
 
 def _attach_grad(self, grad_req="write", stype=None):
+    """Make this array a variable autograd computes a gradient for (MXNet's
+    ``attach_grad``): ops recorded under ``autograd.record()`` that depend on it are taped, and
+    ``backward`` writes the gradient into ``x.grad`` (``grad_req='write'``), adds it there
+    (``'add'``) or leaves it (``'null'``). ``stype`` (sparse storage) is not supported."""
     _backward_pass.attach_grad(self, grad_req)
 
 
 def _backward(self, out_grad=None, retain_graph=False, train_mode=True):
+    """Compute the gradients of this array (recorded under ``autograd.record()``) with respect
+    to every array that called ``attach_grad``, into their ``.grad`` (``autograd.backward``
+    of this array alone). ``out_grad``: the head gradient (default ones); ``retain_graph``:
+    keep the tape for another backward. The gradient ops are pushed: this returns at once."""
     backward([self], None if out_grad is None else [out_grad], retain_graph=retain_graph)
 
 
 NDArray.attach_grad = _attach_grad
-NDArray.grad = property(_tape.grad_of)
+NDArray.grad = property(_tape.grad_of, doc="The gradient ``backward`` wrote for this array "
+                        "(after ``attach_grad``), an NDArray; None before any.")
 NDArray.backward = _backward
 NDArray.detach = _tape.detach

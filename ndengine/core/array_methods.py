@@ -47,6 +47,8 @@ def install():
 
 
 def _copy(self):
+    """A copy with storage of its own (``ndarray.copy``; also ``copy.copy(x)``), pushed:
+    returns at once. NumPy's ``order`` is not taken (the copy is C-contiguous)."""
     return invoke(ops.get("copy"), [self])[0]
 
 
@@ -61,6 +63,10 @@ def _reduce(self):
 
 
 def _astype(self, dtype, copy=True):
+    """A copy of the array cast to ``dtype`` (NumPy's unsafe cast, as ``ndarray.astype``),
+    pushed: returns at once, the cast runs in the background. ``copy=False`` returns the
+    array itself when it already has that dtype. NumPy's ``order``, ``casting`` and ``subok``
+    are not taken."""
     dtype = ops.check_dtype(dtype)
     if dtype == self.dtype and not copy:
         return self
@@ -68,7 +74,9 @@ def _astype(self, dtype, copy=True):
 
 
 def _copyto(self, other):
-    """Copy into ``other`` (an NDArray, any context) or onto a new array on a Context."""
+    """Copy into ``other`` (an NDArray of the same shape, on any context: a pushed copy, cast
+    to its dtype) or onto a new array on a Context (``x.copyto(nd.gpu(0))``); returns the
+    target at once (MXNet's ``copyto``; NumPy has no such method)."""
     if isinstance(other, Context):
         target = _new_array(self.shape, self.dtype, other)
     elif isinstance(other, NDArray):
@@ -82,6 +90,8 @@ def _copyto(self, other):
 
 
 def _as_in_context(self, ctx):
+    """The array on context ``ctx`` (``nd.cpu()``, ``nd.gpu(0)``): the array itself if it is
+    there already, else a copy pushed there (``copyto(ctx)``), which returns at once."""
     return self if ctx == self.context else self.copyto(ctx)
 
 

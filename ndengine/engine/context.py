@@ -67,10 +67,14 @@ class Context:
 
 
 def cpu(device_id=0):
+    """The CPU context (MXNet's ``mx.cpu()``): where arrays live and ops run,
+    ``nd.zeros(3, ctx=nd.cpu())``; ``device_id`` names a worker pool of its own."""
     return Context("cpu", device_id)
 
 
 def gpu(device_id=0):
+    """The context of GPU ``device_id`` (MXNet's ``mx.gpu(i)``): arrays made there live in its
+    memory (through CuPy) and their ops run on its streams."""
     return Context("gpu", device_id)
 
 

@@ -186,7 +186,8 @@ _ROWS = {
     "resize": (_resize, "A pushed concatenate of repeats, reshaped; an NDArray ``new_shape`` "
                         "is read at the call."),
     "rollaxis": (_rollaxis, "A view (a transpose), as NumPy's."),
-    "logspace": (_logspace, "power(base, linspace(...)), pushed ops."),
+    "logspace": (_logspace, "power(base, linspace(...)), pushed ops; NDArray bounds are read "
+                            "at the call, as linspace reads them."),
     "tri": (_tri, "A pushed comparison of two aranges (``like=`` is taken; the result is an "
                   "NDArray)."),
     "tril_indices": (_tril_indices, "nonzero(tri(n, m, k, dtype=bool)): waits for the count."),

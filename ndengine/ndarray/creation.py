@@ -183,6 +183,10 @@ def _sized_shape(shape, dtype):
 
 
 def full(shape, fill_value, dtype=None, order="C", *, device=None, ctx=None):
+    """A new array of ``shape`` filled with ``fill_value`` (as numpy.full; ``dtype`` from the
+    value when None), by a pushed fill. ``ctx=`` (``nd.gpu(0)``) or the Array API's
+    ``device=`` places it (default: the current context). ``order="F"`` is refused (ndengine
+    arrays are C-contiguous)."""
     ctx = _placement(ctx, device)
     fill_value = _frozen(fill_value)
     dtype = ops.check_dtype(np.asarray(fill_value).dtype if dtype is None else dtype)
@@ -195,11 +199,17 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, ctx=None):
 
 
 def zeros(shape, dtype=np.float64, order="C", *, device=None, ctx=None):
+    """A new array of ``shape`` filled with zeros (as numpy.zeros), by a pushed fill.
+    ``ctx=`` (``nd.gpu(0)``) or the Array API's ``device=`` places it (default: the current
+    context). ``order="F"`` is refused."""
     ctx = _placement(ctx, device)
     return full(shape, 0, dtype if dtype is not None else np.float64, order, ctx=ctx)
 
 
 def ones(shape, dtype=np.float64, order="C", *, device=None, ctx=None):
+    """A new array of ``shape`` filled with ones (as numpy.ones), by a pushed fill.
+    ``ctx=`` (``nd.gpu(0)``) or the Array API's ``device=`` places it (default: the current
+    context). ``order="F"`` is refused."""
     ctx = _placement(ctx, device)
     return full(shape, 1, dtype if dtype is not None else np.float64, order, ctx=ctx)
 
@@ -227,12 +237,16 @@ def _like(proto, dtype, order, shape, ctx):
 
 
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None, ctx=None):
+    """Zeros of ``a``'s shape and dtype (as numpy.zeros_like), on ``a``'s context when it is
+    an NDArray; a pushed fill."""
     ctx = _placement(ctx, device)
     shape, dtype, ctx = _like(a, dtype, order, shape, ctx)
     return full(shape, 0, dtype, ctx=ctx)
 
 
 def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None, ctx=None):
+    """Ones of ``a``'s shape and dtype (as numpy.ones_like), on ``a``'s context when it is an
+    NDArray; a pushed fill."""
     ctx = _placement(ctx, device)
     shape, dtype, ctx = _like(a, dtype, order, shape, ctx)
     return full(shape, 1, dtype, ctx=ctx)
@@ -240,6 +254,8 @@ def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None, 
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None,
               ctx=None):
+    """``fill_value`` in ``a``'s shape and dtype (as numpy.full_like), on ``a``'s context
+    when it is an NDArray; a pushed fill. An NDArray ``fill_value`` is read at the call."""
     ctx = _placement(ctx, device)
     shape, dtype, ctx = _like(a, dtype, order, shape, ctx)
     return full(shape, fill_value, dtype, ctx=ctx)
@@ -302,7 +318,8 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, ctx=None):
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
              device=None, ctx=None):
     """numpy.linspace. NumPy computes a few samples at the call (all of them when there are
-    few), so its errors and its result dtype (float32 bounds give float32) hold. Bounds
+    few), so its errors and its result dtype (float32 bounds give float32) hold; NDArray
+    bounds are read at the call (it waits for them). Bounds
     autograd tracks (under ``autograd.record()``) give a result computed by ops, which the
     tape records."""
     ctx = _placement(ctx, device)
@@ -363,6 +380,9 @@ def _linspace_recorded(start, stop, count, endpoint, retstep, dtype, axis):
 
 
 def eye(N, M=None, k=0, dtype=np.float64, order="C", *, device=None, ctx=None):
+    """Ones on the ``k``-th diagonal of an ``N`` x ``M`` array, zeros elsewhere (as
+    numpy.eye), made by a pushed op. ``ctx=`` (``nd.gpu(0)``) or the Array API's ``device=``
+    places it (default: the current context)."""
     ctx = _placement(ctx, device)
     _order(order, 2, "CF")
     params = {"N": N, "M": M, "k": k, "dtype": dtype}

@@ -173,6 +173,7 @@ def _fill(self, value):
 
 
 def _itemsize(self):
+    """The size of one element in bytes (``dtype.itemsize``); no wait."""
     return self.dtype.itemsize
 
 
@@ -265,6 +266,8 @@ class ArrayFlags:
 
 
 def _flags(self):
+    """NumPy's memory-layout flags of this array (``C_CONTIGUOUS``, ``OWNDATA``, ``WRITEABLE``,
+    ...), read from its geometry without a wait."""
     return ArrayFlags(self)
 
 
@@ -355,6 +358,9 @@ class FlatIterator:
 
 
 def _get_flat(self):
+    """The array indexed in flat C order: ``x.flat[i]`` is the element as a 0-d NDArray (a
+    pushed copy, as ``x[i, j]`` is), ``x.flat[i] = v`` a pushed write; an NDArray index is
+    read at the call (waits for it)."""
     return FlatIterator(self)
 
 
@@ -379,9 +385,9 @@ def install():
     """Attach the protocol and the methods to NDArray (idempotent)."""
     NDArray.__array_function__ = array_function
     NDArray.fill = _fill
-    NDArray.itemsize = property(_itemsize)
-    NDArray.flat = property(_get_flat, _set_flat)
-    NDArray.flags = property(_flags)
+    NDArray.itemsize = property(_itemsize, doc=_itemsize.__doc__)
+    NDArray.flat = property(_get_flat, _set_flat, doc=_get_flat.__doc__)
+    NDArray.flags = property(_flags, doc=_flags.__doc__)
     NDArray.item = _item
     NDArray.tofile = _tofile
     NDArray.tobytes = _tobytes

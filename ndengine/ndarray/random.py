@@ -284,15 +284,21 @@ def default_rng(seed=None, *, ctx=None):
 
 # ---------------------------------------------------------------- legacy functions
 def uniform(low=0.0, high=1.0, size=None, dtype=np.float64, ctx=None, *, shape=None):
+    """numpy.random.uniform, from the device's generator (module docstring); NDArray bounds
+    are read at the call (NumPy's checks of the parameters run there)."""
     return _draw("random_uniform", {"low": low, "high": high}, _size(size, shape), dtype, ctx)
 
 
 def normal(loc=0.0, scale=1.0, size=None, dtype=np.float64, ctx=None, *, shape=None):
+    """numpy.random.normal, from the device's generator (module docstring); NDArray ``loc``
+    and ``scale`` are read at the call (NumPy's checks of the parameters run there)."""
     return _draw("random_normal", {"loc": loc, "scale": scale}, _size(size, shape), dtype,
                  ctx)
 
 
 def randint(low, high=None, size=None, dtype=np.int64, ctx=None, *, shape=None):
+    """numpy.random.randint, from the device's generator (module docstring); NDArray bounds
+    are read at the call (NumPy's checks of the parameters run there)."""
     shape = _size(size, shape)
     if isinstance(shape, (str, bytes)):  # Generator.integers multiplies the size's entries
         raise TypeError(f"size must be a sequence of integers, not {type(shape).__name__}")

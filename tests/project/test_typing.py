@@ -90,7 +90,7 @@ def _probe_result(function):
 @pytest.mark.parametrize("file_name", ["__init__.pyi", "linalg.pyi", "fft.pyi", "random.pyi"])
 def test_the_declared_return_types_are_what_the_functions_return(file_name):
     """Each function the probe can call returns what its stub declares (a new function
-    returning a tuple must be listed in ndengine/stubs.py's _RETURNS)."""
+    returning a tuple must be listed in ndengine/docstrings.py's RETURNS)."""
     module = nd if file_name == "__init__.pyi" else getattr(nd, file_name[:-4])
     skipped = {"waitall", "cancel", "show_runtime", "save", "load", "seed"}
     wrong, called = [], 0

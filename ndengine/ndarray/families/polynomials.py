@@ -157,7 +157,7 @@ _PUSHED = "One pushed op (NumPy's function runs inside it)."
 _AT_CALL = ("Waits for its inputs and runs NumPy's function at the call: {}; the arrays it "
             "returns are NDArrays.")
 _ROWS = {
-    "poly": (_poly, _PUSHED + " Complex zeros or a matrix: at the call (NumPy makes the "
+    "poly": (_poly, _PUSHED + " Complex zeros or a matrix: computed at the call (NumPy makes the "
                               "result real when the roots pair up as conjugates)."),
     "polyadd": (_sum_or_difference("polyadd"), _PUSHED),
     "polysub": (_sum_or_difference("polysub"), _PUSHED),
