@@ -157,7 +157,9 @@ def install(package):
             doc = completed(name, function, namespace)
             if doc == function.__doc__:
                 continue
-            try:
-                function.__doc__ = doc
-            except (AttributeError, TypeError):  # a builtin's docstring is read-only
-                pass
+            for target in (function, getattr(function, "func", None)):  # a ufunc object's
+                try:                                                     # function too
+                    if target is not None:
+                        target.__doc__ = doc
+                except (AttributeError, TypeError):  # a builtin's docstring is read-only
+                    pass

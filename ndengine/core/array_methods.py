@@ -1,6 +1,13 @@
 """NDArray's methods that push ops: copies (``copy``, ``astype``, ``copyto``,
 ``as_in_context``, ``copy.copy``/``copy.deepcopy``, pickling) and indexing (``x[key]``,
-``x[key] = v``, with keys.py's reading of the key).
+``x[key] = v``, with keys.py's reading of the key); and the Fortran layout of copies.
+
+Fortran layout. An array of two or more axes longer than 1 made in Fortran order
+(``order='F'``, ``asfortranarray``, a copy or ``astype`` of a Fortran-ordered array with
+NumPy's default order 'K') is a new C-contiguous array holding its transpose, seen through
+Fortran strides: an owner (``base`` None) with NumPy's flags (``F_CONTIGUOUS``); `fortran_copy`
+makes one in one pushed copy. Ops on such arrays read them through their strides; their
+results are C-ordered (NumPy keeps the inputs' layout: the values are the same).
 
 They call the pipeline's ``invoke``, so they are defined here, above it, and `install` sets
 them on the type (array.py, which imports nothing above it); the package's ``__init__`` runs
@@ -18,7 +25,7 @@ from ..engine import Context
 from ..ops.dtypes import check_scalar_into
 from ..ops.families.indexing import memo_key as _memo_key
 from . import tape as _tape
-from .array import NDArray, new_array as _new_array
+from .array import NDArray, array_on as _array_on, new_array as _new_array
 from .keys import (drop_leading_ones as _drop_leading_ones, index_inputs as _index_inputs,
                    is_basic_key as _is_basic_key,
                    is_element_key as _is_element_key,
@@ -27,7 +34,8 @@ from .pipeline import (as_operand as _as_operand, copy_between as _copy_between,
                        from_numpy as _from_numpy, invoke)
 from .tape import RECORDING as _RECORDING
 
-__all__ = ["install"]
+__all__ = ["install", "fortran_copy", "as_fortran", "is_fortran_ordered", "layout_of",
+           "needs_fortran"]
 
 _SCALARS = (bool, int, float)
 
@@ -46,10 +54,74 @@ def install():
     NDArray.__setitem__ = _setitem
 
 
-def _copy(self):
+def _copy(self, order="C"):
     """A copy with storage of its own (``ndarray.copy``; also ``copy.copy(x)``), pushed:
-    returns at once. NumPy's ``order`` is not taken (the copy is C-contiguous)."""
+    returns at once. ``order``: NumPy's ('C' by default; 'F', or 'A'/'K' of a Fortran-ordered
+    array, give the Fortran layout: see the module docstring)."""
+    if layout_of(order, self) == "F":
+        return fortran_copy(self)
     return invoke(ops.get("copy"), [self])[0]
+
+
+# ------------------------------------------------------------------ Fortran layout
+def layout_of(order, source=None):
+    """'F' where NumPy's ``order`` gives a result in Fortran layout (``source``: the array the
+    result is made from, whose layout 'A' and 'K' keep), else 'C'. Refuses what NumPy does."""
+    if order is None:
+        order = "K"
+    if not isinstance(order, str):
+        raise TypeError(f"order must be str, not {type(order).__name__}")
+    code = order.upper()
+    if code not in ("C", "F", "A", "K"):
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+    if code == "F" or code != "C" and source is not None and is_fortran_ordered(source):
+        return "F"
+    return "C"
+
+
+def needs_fortran(shape):
+    """Whether ``shape``'s Fortran layout differs from its C layout (two axes longer than 1)."""
+    longer = 0
+    for n in shape:
+        longer += n > 1
+    return longer > 1
+
+
+def _fortran_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for n in shape:
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(strides)
+
+
+def is_fortran_ordered(x):
+    """Whether ``x`` (an NDArray, or anything with NumPy's flags) is Fortran-contiguous and
+    not C-contiguous."""
+    if type(x) is NDArray:
+        strides = x._strides
+        return strides is not None and needs_fortran(x.shape) and \
+            tuple(strides) == _fortran_strides(x.shape, x.dtype.itemsize)
+    flags = getattr(x, "flags", None)
+    return flags is not None and bool(flags.f_contiguous) and not flags.c_contiguous
+
+
+def as_fortran(transposed, shape):
+    """The array of ``shape`` in Fortran layout over ``transposed``'s memory: a new
+    C-contiguous NDArray of the reversed shape that holds its transpose (nothing else may
+    write it)."""
+    return _array_on(transposed._chunk, tuple(shape), transposed.dtype, transposed._offset,
+                     _fortran_strides(shape, transposed.dtype.itemsize))
+
+
+def fortran_copy(x, dtype=None):
+    """A copy of NDArray ``x`` (cast to ``dtype``) in Fortran layout: one pushed copy of its
+    transpose (a C copy where both layouts are one)."""
+    dtype = x.dtype if dtype is None else ops.check_dtype(dtype)
+    if not needs_fortran(x.shape):
+        return invoke(ops.get("copy"), [x], {"dtype": dtype} if dtype != x.dtype else None)[0]
+    transposed = invoke(ops.get("copy"), [x.transpose()], {"dtype": dtype})[0]
+    return as_fortran(transposed, x.shape)
 
 
 def _deepcopy(self, memo):
@@ -62,14 +134,22 @@ def _reduce(self):
     return _unpickle, (self.asnumpy(),)
 
 
-def _astype(self, dtype, copy=True):
-    """A copy of the array cast to ``dtype`` (NumPy's unsafe cast, as ``ndarray.astype``),
-    pushed: returns at once, the cast runs in the background. ``copy=False`` returns the
-    array itself when it already has that dtype. NumPy's ``order``, ``casting`` and ``subok``
-    are not taken."""
+def _astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    """A copy of the array cast to ``dtype`` (as ``ndarray.astype``: NumPy's ``casting`` rule
+    checked at the call, 'unsafe' by default), pushed: returns at once, the cast runs in the
+    background. ``order`` as NumPy's ('K': a Fortran-ordered array's copy is Fortran-ordered
+    too); ``copy=False`` returns the array itself when its dtype and layout already fit."""
     dtype = ops.check_dtype(dtype)
-    if dtype == self.dtype and not copy:
+    if not np.can_cast(self.dtype, dtype, casting):
+        raise TypeError(f"Cannot cast array data from {self.dtype!r} to {dtype!r} according "
+                        f"to the rule {casting!r}")
+    fortran = layout_of(order, self) == "F" and needs_fortran(self.shape)
+    if dtype == self.dtype and not copy and (
+            order in ("K", "k", "A", "a") or (is_fortran_ordered(self) if fortran
+                                              else self._strides is None)):
         return self
+    if fortran:
+        return fortran_copy(self, dtype)
     return invoke(ops.get("copy"), [self], {"dtype": dtype})[0]
 
 

@@ -18,6 +18,9 @@ from ..ops.dtypes import check_scalar_fits
 from ..ops.shapes import check_shape as _shape
 from ..core import COPY_REFUSED, NDArray, from_numpy as _from_numpy, invoke
 from ..core import new_array as _new_array
+from ..core.array_methods import (as_fortran as _as_fortran, fortran_copy as _fortran_copy,
+                                  is_fortran_ordered as _is_fortran_ordered,
+                                  layout_of as _layout_of, needs_fortran as _needs_fortran)
 from ..core import tape as _tape
 
 __all__ = ["array", "asarray", "ascontiguousarray", "copy", "zeros", "ones", "full", "empty",
@@ -80,22 +83,29 @@ def _fill_value(value, dtype):
     return cast
 
 
-def _order(order, ndim=2, permitted="CFAK"):
-    """NumPy's ``order=`` checks; ndengine makes C-ordered arrays only (every order is
-    one where a result has at most one dimension)."""
-    if order is None:
-        return "K"
-    if not isinstance(order, str):
-        raise TypeError(f"order must be str, not {type(order).__name__}")
-    code = order.upper()
-    if code not in ("C", "F", "A", "K"):
-        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
-    if code not in permitted:
+def _order(order, source=None, permitted="CFAK"):
+    """NumPy's ``order=`` checks; the layout of the result: 'F' (Fortran, core/array_methods.py)
+    or 'C', 'A' and 'K' keeping ``source``'s."""
+    if isinstance(order, str) and order.upper() in "CFAK" and order.upper() not in permitted:
         raise ValueError("only 'C' or 'F' order is permitted")
-    if code == "F" and ndim > 1:
-        raise NotImplementedError("ndengine makes C-ordered arrays only: order='F' is not "
-                                  "supported (the values are the same with order='C')")
-    return code
+    return _layout_of(order, source)
+
+
+def _laid_out(result, layout, copy=None):
+    """``result`` in ``layout`` ('C' or 'F'): itself where it is, else a copy in it (``copy``
+    False: NumPy's ValueError instead)."""
+    if layout == "F":
+        fits = _is_fortran_ordered(result) or not _needs_fortran(result.shape) and \
+            result.flags.c_contiguous
+        make = _fortran_copy
+    else:
+        fits = result.flags.c_contiguous
+        make = NDArray.copy
+    if fits:
+        return result
+    if copy is False:
+        raise ValueError(COPY_REFUSED)
+    return make(result)
 
 
 def array(obj, dtype=None, *, copy=True, order="K", ndmin=0, ctx=None):
@@ -105,9 +115,11 @@ def array(obj, dtype=None, *, copy=True, order="K", ndmin=0, ctx=None):
     or False and ``obj`` is an NDArray of that dtype on that context (False: a copy needed
     is NumPy's ValueError); other objects are always copied (the engine owns the memory)."""
     if isinstance(obj, NDArray):
-        _order(order, obj.ndim)
+        layout = _order(order, obj)
         if copy:
             result = obj.as_in_context(_ctx(ctx))
+            if layout == "F" and _needs_fortran(obj.shape):
+                return _with_ndmin(_fortran_copy(result, dtype), ndmin)
             if result is obj:
                 result = obj.copy()
             result = result if dtype is None else result.astype(dtype, copy=False)
@@ -117,13 +129,21 @@ def array(obj, dtype=None, *, copy=True, order="K", ndmin=0, ctx=None):
             if copy is not None and (target != obj.context or dtype != obj.dtype):
                 raise ValueError(COPY_REFUSED)
             result = obj.as_in_context(target).astype(dtype, copy=False)
+            if order is not None and order not in ("K", "k", "A", "a"):
+                result = _laid_out(result, layout, copy)  # order='C'/'F': that layout
     else:
         if copy is False:
             raise ValueError(COPY_REFUSED)  # ndengine's memory is its own: a copy, always
         dtype = None if dtype is None else ops.check_dtype(dtype)
         values = np.asarray(obj, dtype=dtype)
-        _order(order, values.ndim)
+        if _order(order, values) == "F" and _needs_fortran(values.shape):
+            transposed = _from_numpy(np.ascontiguousarray(values.T), _ctx(ctx))
+            return _with_ndmin(_as_fortran(transposed, values.shape), ndmin)
         result = _from_numpy(values, _ctx(ctx))
+    return _with_ndmin(result, ndmin)
+
+
+def _with_ndmin(result, ndmin):
     extra = operator.index(ndmin) - result.ndim
     return result.reshape((1,) * extra + result.shape) if extra > 0 else result
 
@@ -136,26 +156,19 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None, ctx=None):
 
 def ascontiguousarray(a, dtype=None, *, ctx=None):
     """numpy.ascontiguousarray: ``a`` itself when it is a C-contiguous NDArray of that
-    dtype, else a C-contiguous copy."""
-    result = asarray(a, dtype, ctx=ctx)
-    if result.strides != _c_strides(result.shape, result.dtype.itemsize):
-        result = result.copy()
-    return result
-
-
-def _c_strides(shape, itemsize):
-    strides, step = [], itemsize
-    for n in reversed(shape):
-        strides.append(step if n > 1 else 0)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
+    dtype, else a C-contiguous copy; at least one axis, as NumPy's."""
+    return _laid_out(array(a, dtype, copy=None, ndmin=1, ctx=ctx), "C")
 
 
 def copy(a, order="K", subok=False, *, ctx=None):
-    """numpy.copy: a new array holding the values of ``a``."""
+    """numpy.copy: a new array holding the values of ``a`` (in Fortran layout for
+    ``order='F'``, and for 'K' or 'A' of a Fortran-ordered ``a``)."""
     if isinstance(a, NDArray):
-        _order(order, a.ndim)
-        return a.copy() if ctx is None else a.copyto(Context(ctx))
+        layout = _order(order, a)
+        if ctx is not None:
+            a = a.copyto(Context(ctx))
+            return _laid_out(a, layout)
+        return a.copy(order=layout)
     return array(a, order=order, ctx=ctx)
 
 
@@ -185,23 +198,27 @@ def _sized_shape(shape, dtype):
 def full(shape, fill_value, dtype=None, order="C", *, device=None, ctx=None):
     """A new array of ``shape`` filled with ``fill_value`` (as numpy.full; ``dtype`` from the
     value when None), by a pushed fill. ``ctx=`` (``nd.gpu(0)``) or the Array API's
-    ``device=`` places it (default: the current context). ``order="F"`` is refused (ndengine
-    arrays are C-contiguous)."""
+    ``device=`` places it (default: the current context); ``order="F"``: Fortran layout."""
     ctx = _placement(ctx, device)
     fill_value = _frozen(fill_value)
     dtype = ops.check_dtype(np.asarray(fill_value).dtype if dtype is None else dtype)
     shape = _sized_shape(shape, dtype)  # NumPy makes the array, then fills it
-    _order(order, len(shape), "CF")
+    fortran = _order(order, None, "CF") == "F" and _needs_fortran(shape)
     if 0 in shape and not np.ndim(fill_value) and type(fill_value) is not int:
         fill_value = 0  # NumPy converts nothing into an empty array (but checks an int)
-    params = {"value": _fill_value(fill_value, dtype), "shape": shape, "dtype": dtype}
-    return invoke(ops.get("fill"), [], params, ctx=_ctx(ctx))[0]
+    if fortran and np.ndim(fill_value):  # an array fill value broadcasts over C order
+        filled = full(shape, fill_value, dtype, ctx=ctx)
+        return _fortran_copy(filled)
+    made = shape[::-1] if fortran else shape  # a uniform fill: its transpose is the same
+    params = {"value": _fill_value(fill_value, dtype), "shape": made, "dtype": dtype}
+    result = invoke(ops.get("fill"), [], params, ctx=_ctx(ctx))[0]
+    return _as_fortran(result, shape) if fortran else result
 
 
 def zeros(shape, dtype=np.float64, order="C", *, device=None, ctx=None):
     """A new array of ``shape`` filled with zeros (as numpy.zeros), by a pushed fill.
     ``ctx=`` (``nd.gpu(0)``) or the Array API's ``device=`` places it (default: the current
-    context). ``order="F"`` is refused."""
+    context); ``order="F"``: Fortran layout."""
     ctx = _placement(ctx, device)
     return full(shape, 0, dtype if dtype is not None else np.float64, order, ctx=ctx)
 
@@ -209,7 +226,7 @@ def zeros(shape, dtype=np.float64, order="C", *, device=None, ctx=None):
 def ones(shape, dtype=np.float64, order="C", *, device=None, ctx=None):
     """A new array of ``shape`` filled with ones (as numpy.ones), by a pushed fill.
     ``ctx=`` (``nd.gpu(0)``) or the Array API's ``device=`` places it (default: the current
-    context). ``order="F"`` is refused."""
+    context); ``order="F"``: Fortran layout."""
     ctx = _placement(ctx, device)
     return full(shape, 1, dtype if dtype is not None else np.float64, order, ctx=ctx)
 
@@ -219,37 +236,39 @@ def empty(shape, dtype=np.float64, order="C", *, device=None, ctx=None):
     ctx = _placement(ctx, device)
     dtype = ops.check_dtype(dtype if dtype is not None else np.float64)
     shape = _sized_shape(shape, dtype)
-    _order(order, len(shape), "CF")
+    if _order(order, None, "CF") == "F" and _needs_fortran(shape):
+        return _as_fortran(_new_array(shape[::-1], dtype, _ctx(ctx)), shape)
     return _new_array(shape, dtype, _ctx(ctx))
 
 
 def _like(proto, dtype, order, shape, ctx):
-    """Shape, dtype and context of a ``*_like`` result. Like NumPy's, the prototype may be
-    anything ``numpy.asarray`` takes (a list, a NumPy array, a scalar); then the result is
-    on ``ctx`` or the current context. ``shape`` overrides the prototype's."""
+    """Shape, dtype, context and layout ('C' or 'F') of a ``*_like`` result. Like NumPy's,
+    the prototype may be anything ``numpy.asarray`` takes (a list, a NumPy array, a scalar);
+    then the result is on ``ctx`` or the current context. ``shape`` overrides the
+    prototype's ('K' and 'A' keep the prototype's layout only for as many axes)."""
     if not isinstance(proto, NDArray):
         proto = np.asarray(proto)  # NumPy's errors for ragged lists
     elif ctx is None:
         ctx = proto.context
     shape = proto.shape if shape is None else _shape(shape)
-    _order(order, len(shape))
-    return shape, proto.dtype if dtype is None else dtype, ctx
+    layout = _order(order, proto if len(shape) == proto.ndim else None)
+    return shape, proto.dtype if dtype is None else dtype, ctx, layout
 
 
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None, ctx=None):
     """Zeros of ``a``'s shape and dtype (as numpy.zeros_like), on ``a``'s context when it is
     an NDArray; a pushed fill."""
     ctx = _placement(ctx, device)
-    shape, dtype, ctx = _like(a, dtype, order, shape, ctx)
-    return full(shape, 0, dtype, ctx=ctx)
+    shape, dtype, ctx, layout = _like(a, dtype, order, shape, ctx)
+    return full(shape, 0, dtype, layout, ctx=ctx)
 
 
 def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None, ctx=None):
     """Ones of ``a``'s shape and dtype (as numpy.ones_like), on ``a``'s context when it is an
     NDArray; a pushed fill."""
     ctx = _placement(ctx, device)
-    shape, dtype, ctx = _like(a, dtype, order, shape, ctx)
-    return full(shape, 1, dtype, ctx=ctx)
+    shape, dtype, ctx, layout = _like(a, dtype, order, shape, ctx)
+    return full(shape, 1, dtype, layout, ctx=ctx)
 
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None,
@@ -257,16 +276,16 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, d
     """``fill_value`` in ``a``'s shape and dtype (as numpy.full_like), on ``a``'s context
     when it is an NDArray; a pushed fill. An NDArray ``fill_value`` is read at the call."""
     ctx = _placement(ctx, device)
-    shape, dtype, ctx = _like(a, dtype, order, shape, ctx)
-    return full(shape, fill_value, dtype, ctx=ctx)
+    shape, dtype, ctx, layout = _like(a, dtype, order, shape, ctx)
+    return full(shape, fill_value, dtype, layout, ctx=ctx)
 
 
 def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None,
                ctx=None):
     """numpy.empty_like: the values are whatever the pooled memory held."""
     ctx = _placement(ctx, device)
-    shape, dtype, ctx = _like(prototype, dtype, order, shape, ctx)
-    return empty(shape, dtype, ctx=ctx)
+    shape, dtype, ctx, layout = _like(prototype, dtype, order, shape, ctx)
+    return empty(shape, dtype, layout, ctx=ctx)
 
 
 def _arange_length(start, stop, step):
@@ -384,7 +403,11 @@ def eye(N, M=None, k=0, dtype=np.float64, order="C", *, device=None, ctx=None):
     numpy.eye), made by a pushed op. ``ctx=`` (``nd.gpu(0)``) or the Array API's ``device=``
     places it (default: the current context)."""
     ctx = _placement(ctx, device)
-    _order(order, 2, "CF")
+    if _order(order, None, "CF") == "F":  # eye(N, M, k) is the transpose of eye(M, N, -k)
+        columns = N if M is None else M
+        if _needs_fortran((N, columns)):
+            transposed = eye(columns, N, -k, dtype, ctx=ctx)
+            return _as_fortran(transposed, (operator.index(N), operator.index(columns)))
     params = {"N": N, "M": M, "k": k, "dtype": dtype}
     return invoke(ops.get("eye"), [], params, ctx=_ctx(ctx))[0]
 

@@ -95,12 +95,17 @@ def test_require(requirements):
     run_xp(lambda xp: xp.require(xp.array([[1, 2], [3, 4]]), np.float32, requirements))
 
 
-def test_require_copies_for_owndata_and_refuses_fortran_order():
+def test_require_copies_for_owndata_and_meets_fortran_order():
     x = nd.array([1.0, 2.0])
     assert nd.require(x, requirements="O") is not x
     assert nd.require(x, requirements="C") is x
-    with pytest.raises(ValueError, match="C-ordered"):
-        nd.require(x, requirements="F")
+    assert nd.require(x, requirements="F") is x  # one axis: C and F are one layout
+    square = nd.array(np.arange(6.0).reshape(2, 3))
+    fortran = nd.require(square, requirements="F")
+    assert fortran.flags.f_contiguous and not fortran.flags.c_contiguous
+    np.testing.assert_array_equal(fortran.asnumpy(), square.asnumpy())
+    with pytest.raises(ValueError, match="both"):
+        nd.require(square, requirements="CF")
 
 
 # ---------------------------------------------------------------- layout and memory
@@ -110,7 +115,8 @@ def test_isfortran_reads_the_views_geometry(view):
     a = np.arange(12.0).reshape(3, 4)
     assert nd.isfortran(view(nd.array(a))) == np.isfortran(view(a))
     got = nd.asfortranarray(view(nd.array(a)))
-    assert nd.isfortran(got) == (np.isfortran(view(a)))  # a copy is C-ordered (documented)
+    assert nd.isfortran(got) == np.isfortran(np.asfortranarray(view(a)))
+    assert got.flags.f_contiguous
     np.testing.assert_array_equal(got.asnumpy(), np.asfortranarray(view(a)))
 
 

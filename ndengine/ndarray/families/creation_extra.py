@@ -12,11 +12,9 @@ fromstring, fromfile) run NumPy's and copy its result into a new NDArray: frombu
 result does not share the buffer. What NumPy answers with a Python object reads values:
 asarray_chkfinite (whether all are finite) and array_equiv (whether all are equal).
 
-Layout: NDArrays are C-ordered (views may carry strides: a transpose). asfortranarray
-returns ``a`` itself where NumPy's would (a Fortran-contiguous view), else a copy with
-NumPy's values in C order; isfortran answers NumPy's ``flags.fnc``
-for the view's real geometry (a transposed C array is Fortran-ordered); require refuses
-``'F'``, which no NDArray can meet, with a ValueError saying so.
+Layout: asfortranarray returns ``a`` itself where it is Fortran-contiguous, else a copy in
+Fortran layout (core/array_methods.py), as require's ``'F'`` does; isfortran answers NumPy's
+``flags.fnc`` for the view's real geometry (a transposed C array is Fortran-ordered).
 
 Memory: NDArrays share memory only as views of one chunk; shares_memory and
 may_share_memory hand NumPy the views' byte geometry within that chunk (never their
@@ -75,12 +73,9 @@ def _asarray_chkfinite(a, dtype=None, order=None):
 
 
 def _asfortranarray(a, dtype=None, *, like=None):
-    """``a`` itself where NumPy's would be (a Fortran-contiguous view: a transpose, a 1-d
-    array), else a copy, in C order: no Fortran layout for new arrays."""
-    result = array(a, dtype, copy=None, ndmin=1)
-    if result is a and not a.flags.f_contiguous:
-        result = ascontiguousarray(a.copy())
-    return result
+    """``a`` itself where it is Fortran-contiguous already (a transpose of a C array, a 1-d
+    array), else a copy in Fortran layout (core/array_methods.py)."""
+    return array(a, dtype, copy=None, order="F", ndmin=1)
 
 
 # numpy.require's names of flags
@@ -96,9 +91,9 @@ def _require(a, dtype=None, requirements=None, *, like=None):
     if wanted >= {"C", "F"}:
         raise ValueError('Cannot specify both "C" and "F" order')
     if "F" in wanted:
-        raise ValueError("requirement 'F' (Fortran order) cannot be met: NDArrays are "
-                         "C-ordered")
-    result = ascontiguousarray(a, dtype) if "C" in wanted else asarray(a, dtype)
+        result = array(a, dtype, copy=None, order="F")
+    else:
+        result = ascontiguousarray(a, dtype) if "C" in wanted else asarray(a, dtype)
     if "O" in wanted and result is a:  # an NDArray given may be a view: its own copy
         result = result.copy()
     return result
@@ -248,10 +243,10 @@ _ROWS = {
     "asarray_chkfinite": (np.asarray_chkfinite, _asarray_chkfinite,
                           "Reads whether all values are finite (a wait)."),
     "asfortranarray": (np.asfortranarray, _asfortranarray,
-                       "``a`` itself where NumPy's is (a Fortran-contiguous view), else a "
-                       "copy in C order: new NDArrays are C-ordered (NumPy's values)."),
-    "require": (np.require, _require, "'F' cannot be met (NDArrays are C-ordered): a "
-                                      "ValueError."),
+                       "``a`` itself where it is Fortran-contiguous, else a pushed copy in "
+                       "Fortran layout."),
+    "require": (np.require, _require, "'F': a pushed copy in Fortran layout where ``a`` is "
+                                      "not Fortran-contiguous."),
     "isfortran": (np.isfortran, _isfortran, "NumPy's ``flags.fnc`` of the view's geometry."),
     "array_equiv": (np.array_equiv, _array_equiv, "Reads whether all are equal (a wait)."),
     "shares_memory": (np.shares_memory, _shares_memory,
