@@ -8,7 +8,8 @@ NumPy. ``eig`` and ``eigvals`` of a REAL matrix are real or complex depending on
 in NumPy, which an asynchronous op cannot know at the call: their result is real, and a
 real matrix with complex eigenvalues raises TypeError at the wait, naming
 ``numpy.linalg.eig(a.asnumpy())`` (or pass the matrix as complex: ``a.astype(complex)``).
-Tolerances (``tol``, ``rtol``, ``rcond``) are scalars.
+Tolerances (``tol``, ``rtol``, ``rcond``) are scalars or arrays (one per matrix); an NDArray
+tolerance is read at the call (a wait).
 
 numpy.linalg's Array API functions over the last axes (``cross``, ``diagonal``, ``trace``,
 ``matrix_transpose``, ``vecdot``, ``matrix_norm``, ``vector_norm``) are built from the
@@ -37,13 +38,12 @@ _NO_VALUE = np._NoValue  # NumPy's "not given" default
 
 
 def _tolerance(name, value):
+    """A tolerance as the op's param: a scalar, or an array of them (one per matrix of a
+    stack, broadcast as NumPy broadcasts it); an NDArray's values are read at the call."""
     if value is None or value is _NO_VALUE or isinstance(value, (bool, int, float, np.generic)):
         return value
-    if not isinstance(value, NDArray) and np.ndim(value) == 0:
-        return np.asarray(value)[()]
-    raise NotImplementedError(f"ndengine.linalg takes a scalar {name}; for one per matrix "
-                              f"use NumPy on the values, e.g. numpy.linalg.pinv(a.asnumpy(), "
-                              f"{name}=...)")
+    values = value.asnumpy() if isinstance(value, NDArray) else np.asarray(value)
+    return values[()] if values.ndim == 0 else values
 
 
 def _svd_result(outputs, arguments):

@@ -183,13 +183,30 @@ def test_complex_eigenvalues_are_refused_at_the_wait():
     run_xp(lambda xp: xp.linalg.eig(xp.array([[2.0, 1j], [-1j, 2.0]]))[0], tol="close")
 
 
-def test_tolerances_are_scalars():
-    a = nd.eye(3)
-    assert nd.linalg.matrix_rank(a, tol=np.float32(0.5)).item() == 3
-    with pytest.raises(NotImplementedError, match="scalar tol"):
-        nd.linalg.matrix_rank(a, tol=nd.array([0.5]))
-    with pytest.raises(NotImplementedError, match="scalar rcond"):
-        nd.linalg.pinv(a, rcond=[0.1])
+_STACK = np.random.default_rng(7).standard_normal((3, 4, 4))
+_STACK[1, :, 0] = _STACK[1, :, 1] * (1 + 1e-9)  # nearly rank 3: the tolerance decides
+
+
+@pytest.mark.parametrize("tolerance", [np.float32(0.5), [1e-12, 1e-3, 0.5], [[1e-12], [0.5]],
+                                       [0.1, 0.2], "ndarray"])
+@pytest.mark.parametrize("call", [
+    lambda xp, a, t: xp.linalg.matrix_rank(a, tol=t),
+    lambda xp, a, t: xp.linalg.matrix_rank(a, rtol=t),
+    lambda xp, a, t: xp.linalg.matrix_rank(a[0], tol=t),
+    lambda xp, a, t: xp.linalg.pinv(a, rcond=t),
+    lambda xp, a, t: xp.linalg.pinv(a, rtol=t),
+])
+def test_tolerances_are_scalars_or_one_per_matrix(call, tolerance):
+    """A tolerance array broadcasts with the stack of matrices as NumPy's does (and is
+    refused where NumPy refuses it); an NDArray tolerance is read at the call."""
+    def body(xp):
+        t = tolerance
+        if isinstance(t, str):
+            t = xp.asarray(np.array([1e-12, 1e-3, 0.5]))
+        elif isinstance(t, list):
+            t = np.array(t)
+        return call(xp, xp.asarray(_STACK), t)
+    run_xp(body, tol="close")
 
 
 def test_result_types_are_numpys_named_tuples():

@@ -60,9 +60,26 @@ def _quiet(call):
         return call()
 
 
+_TOLERANCES = ("rcond", "rtol", "tol")
+
+
+def _tolerance_shapes(params):
+    """(params with each array tolerance, one per matrix, cut to its first value: what a
+    probe on one matrix takes; the shapes of those arrays, which broadcast with the stack)."""
+    shapes = []
+    for name in _TOLERANCES:
+        value = params.get(name)
+        value = getattr(value, "array", value)  # a FrozenArray param: its array
+        if isinstance(value, np.ndarray) and value.ndim:
+            shapes.append(value.shape)
+            params = {**params, name: value.reshape(-1)[0] if value.size else value.dtype.type(0)}
+    return params, shapes
+
+
 def stacked_infer(function, core_of=_matrix_core):
     """dtype and shape inference for a function on stacks of matrices (see module doc)."""
     def dtypes(*inputs, **params):
+        params, _ = _tolerance_shapes(params)
         probe = probe_results(_call, function, inputs, params, fill=1)
         if any(int(np.prod(shape_of(x))) == 0 for x in inputs):
             probe = _quiet(lambda: _as_tuple(function(*empty(inputs), **params)))
@@ -73,10 +90,12 @@ def stacked_infer(function, core_of=_matrix_core):
         return [_empty_probe(x, c) for x, c in zip(inputs, cores)]
 
     def shapes(*inputs, **params):
+        params, tolerance_shapes = _tolerance_shapes(params)
         probe_results(_call, function, inputs, params, fill=1)  # NumPy's errors first
         shape_list = [shape_of(x) for x in inputs]
         cores = core_of(*shape_list)
-        batch = broadcast_shapes(*(s[:max(len(s) - c, 0)] for s, c in zip(shape_list, cores)))
+        batch = broadcast_shapes(*(s[:max(len(s) - c, 0)] for s, c in zip(shape_list, cores)),
+                                 *tolerance_shapes)
         stand_ins = empty(inputs)
         probe_batch = max(a.ndim - c for a, c in zip(stand_ins, cores))
         results = _quiet(lambda: _as_tuple(function(*stand_ins, **params)))
@@ -100,7 +119,7 @@ def rank_infer():
 
     def rank_shapes(A, **params):
         if len(shape_of(A)) < 2:
-            probe_results(_call, LINALG.matrix_rank, [A], params, fill=1)
+            probe_results(_call, LINALG.matrix_rank, [A], _tolerance_shapes(params)[0], fill=1)
             return [()]
         return shapes(A, **params)
     return rank_shapes, dtypes
