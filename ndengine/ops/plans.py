@@ -10,7 +10,9 @@ runs once and records a ``Plan``:
 * ``run(inputs, outputs, req, params)``: the exact kernel to run, loops and operand
   conversions chosen (the worker runs it and decides nothing);
 * ``elements``: the element count of the largest array the call reads or writes (callers
-  place the op by its size without measuring every array per call).
+  place the op by its size without measuring every array per call); of the largest it
+  writes, for an op whose work is the size of its outputs (``Operator.sized_by_outputs``:
+  a gather).
 
 The signature (``signature``) is a flat tuple.  Each input adds its key parts:
 

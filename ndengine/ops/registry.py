@@ -32,7 +32,10 @@ class Operator:
     cover their values); otherwise by value.  ``extended_dtypes``: the op computes float16
     and complex arrays (``dtypes.EXTENDED_DTYPES``); any other op refuses them at its plan.
     ``value_params``: params keyed by type when they are scalars (read per call);
-    ``unkeyed_params``: params that change no decision.
+    ``unkeyed_params``: params that change no decision. ``sized_by_outputs``: the op's work
+    is the size of its outputs, whatever the size of its inputs (a gather: ``x[index]``
+    reads as many elements as it writes), so its plan's ``elements`` counts its outputs only
+    (where the op runs is decided by that count).
 
     Devices other than "cpu" (see ``ops.gpu.kernels``): a kernel installed with
     ``set_device_planner(device, planner)`` reuses the CPU inference exactly: the plan for
@@ -45,7 +48,7 @@ class Operator:
                  infer: Callable | None = None, inplace=(), gradient=None,
                  write_mode=OpReq.WRITE_TO, doc=None, planner: Callable | None = None,
                  scalars_by_type=False, value_params=(), unkeyed_params=(),
-                 extended_dtypes=False):
+                 extended_dtypes=False, sized_by_outputs=False):
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
         self.name = name
@@ -63,6 +66,7 @@ class Operator:
         self.value_params = frozenset(value_params)
         self.unkeyed_params = frozenset(unkeyed_params)
         self.extended_dtypes = extended_dtypes
+        self.sized_by_outputs = sized_by_outputs
         # memos: device -> PlanMemo; plans: the cpu memo's ``recent`` dict, which the NDArray
         # layer reads directly
         self._forget_plans()
@@ -115,7 +119,8 @@ class Operator:
             params = {}
         plan = self._build_plan(inputs, params, target, aliases, req, device)
         sizes = [math.prod(shape) for shape, _ in plan.outputs]
-        sizes.extend(math.prod(shape_of(x)) for x in inputs if is_array_spec(x))
+        if not self.sized_by_outputs:
+            sizes.extend(math.prod(shape_of(x)) for x in inputs if is_array_spec(x))
         plan.elements = max(sizes, default=0)
         return plan
 

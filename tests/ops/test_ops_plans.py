@@ -480,3 +480,31 @@ def test_a_plan_knows_the_size_of_the_largest_array_of_its_call():
     assert ops.get("sum").plan([a], {"axis": 0}).elements == 1200
     assert ops.get("add").plan([np.ones((0, 1)), np.ones(5)], {}).elements == 5
     assert ops.get("add").plan([1, 2.0], {}).elements == 1
+    # a gather's work is its output's size: 256 rows of a large table place like 256 rows
+    table = np.ones((100_000, 64))
+    rows = (np.arange(0, 100_000, 391)[:256],)
+    assert ops.get("take_index").plan([table], {"key": rows}).elements == 256 * 64
+
+
+def test_a_gather_from_a_large_idle_array_runs_at_once():
+    """``X[idx]`` (a small result from a large array no pending op touches) runs at its call,
+    as a small op does: the minibatch loop's rows are not handed to a worker."""
+    table = nd.array(np.arange(400_000.0).reshape(100_000, 4))
+    table.wait_to_read()
+    engine = nd.engine.get()
+    pushed = []
+    original = engine.push_sync
+
+    def counting(*args, **kwargs):
+        pushed.append(kwargs.get("name", args[5] if len(args) > 5 else None))
+        return original(*args, **kwargs)
+    engine.push_sync = counting
+    try:
+        with nd.settings(run_at_once=True):
+            rows = table[np.array([5, 99_999, 7])]
+            total = (rows * 2).sum()
+    finally:
+        del engine.push_sync
+    assert "take_index" not in pushed, pushed
+    np.testing.assert_array_equal(total.asnumpy(), (np.arange(400_000.0).reshape(
+        100_000, 4)[[5, 99_999, 7]] * 2).sum())

@@ -224,7 +224,8 @@ def assign_kernel(inputs, outputs, req, *, key, accumulate=False):
 
 def register_all() -> None:
     add_operator(numpy_backed("take_index", num_inputs=None, kind="other", infer=infer_take,
-                          doc="x[key] as a new array (any NumPy index)")
+                              sized_by_outputs=True,  # reads as many elements as it writes
+                              doc="x[key] as a new array (any NumPy index)")
                  .set_kernel("cpu", take_kernel))
     add_operator(numpy_backed("assign_index", num_inputs=None, kind="other", infer=infer_assign,
                           inplace=((0, 0),), write_mode=OpReq.WRITE_INPLACE,
