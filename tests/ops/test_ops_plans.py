@@ -484,6 +484,9 @@ def test_a_plan_knows_the_size_of_the_largest_array_of_its_call():
     table = np.ones((100_000, 64))
     rows = (np.arange(0, 100_000, 391)[:256],)
     assert ops.get("take_index").plan([table], {"key": rows}).elements == 256 * 64
+    assert ops.get("take").plan([table, rows[0]], {"axis": 0}).elements == 256 * 64
+    assert ops.get("take_along_axis").plan([table, np.zeros((3, 64), np.intp)],
+                                           {"axis": 0}).elements == 3 * 64
 
 
 def test_a_gather_from_a_large_idle_array_runs_at_once():

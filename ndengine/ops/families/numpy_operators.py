@@ -127,7 +127,7 @@ def plain_call(function, inputs, params):
 
 def numpy_operator(name, function, shapes, *, dtypes="same", fill=0, call=plain_call,
                    complex_hint=None, doc=None, num_inputs=None, register=True,
-                   probe_first=False):
+                   probe_first=False, sized_by_outputs=False):
     """Register (and return) the op ``name``: kernel ``call(function, inputs, params)``.
 
     ``shapes(*inputs, **params)`` gives the output shapes (a list, one per output) and raises
@@ -135,7 +135,7 @@ def numpy_operator(name, function, shapes, *, dtypes="same", fill=0, call=plain_
     a function with the same arguments giving the output dtypes (``probe_first``: the probe
     runs before the shape function, where NumPy checks its arguments first). ``complex_hint``: the NumPy
     call to suggest when a result turns out complex (eig of a rotation), which ndengine cannot
-    hold yet."""
+    hold yet. ``sized_by_outputs``: a gather, placed by its output's size (``Operator``)."""
     def infer(*inputs, **params):
         arrays, params = split_inputs(inputs, params)
         if probe_first:  # NumPy checks its arguments before the shapes
@@ -173,7 +173,8 @@ def numpy_operator(name, function, shapes, *, dtypes="same", fill=0, call=plain_
         return len(infer(*inputs, **params))
 
     op = numpy_backed(name, num_inputs=num_inputs, num_outputs=count, kind="other",
-                      infer=infer, doc=doc or f"{name}: NumPy's own function, pushed")
+                      infer=infer, doc=doc or f"{name}: NumPy's own function, pushed",
+                      sized_by_outputs=sized_by_outputs)
     op.set_kernel("cpu", kernel)
     if not register:
         return op

@@ -135,10 +135,11 @@ def in_place_operator(name, function, shapes):
 
 
 def register_all() -> None:
+    # gathers: their work is their output's size (Operator.sized_by_outputs)
     numpy_operator("take", take, take_shapes, dtypes="probe", num_inputs=2,
-                   probe_first=True)
+                   probe_first=True, sized_by_outputs=True)
     numpy_operator("take_along_axis", np.take_along_axis, take_along_axis_shapes,
-                   dtypes="probe", num_inputs=2)
+                   dtypes="probe", num_inputs=2, sized_by_outputs=True)
     numpy_operator("choose", np.choose, choose_shapes, dtypes="probe", call=choose_call)
     in_place_operator("put", np.put, put_shapes)
     in_place_operator("put_along_axis", np.put_along_axis, put_along_axis_shapes)
