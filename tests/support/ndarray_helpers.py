@@ -128,6 +128,8 @@ def run_xp(body, *args, tol="exact", any_error=False, zero_sign=True, **kwargs):
             f"NumPy raised {type(np_exc).__name__}: {np_exc}, ndengine gave {got!r}"
         families = _ERROR_FAMILIES if any_error else \
             tuple(f for f in _ERROR_FAMILIES if isinstance(np_exc, f))
+        if type(np_exc) in (RuntimeError, MemoryError):  # NumPy's own: the same type
+            families += (type(np_exc),)
         assert isinstance(nd_exc, families), \
             f"NumPy raised {type(np_exc).__name__}: {np_exc}; ndengine raised " \
             f"{type(nd_exc).__name__}: {nd_exc}"

@@ -47,18 +47,24 @@ def _interp_shapes(shapes, params):
     return [shapes["x"]]
 
 
-def _variables(shape, rowvar):
-    """How many variables (rows of NumPy's ``atleast_2d`` after its transpose) an array holds."""
+def _variables(shape, rowvar, is_m):
+    """How many variables (rows of NumPy's ``atleast_2d`` after its transpose) an array holds.
+    NumPy transposes ``m`` for ``rowvar=False`` unless it is 1-d, and ``y`` unless it has one
+    row."""
     rows = shape if len(shape) == 2 else (1, _length(shape))
-    return rows[0] if rowvar or rows[0] == 1 else rows[1]
+    transposed = not rowvar and (len(shape) != 1 if is_m else rows[0] != 1)
+    return rows[1] if transposed else rows[0]
 
 
 def _covariance_shapes(shapes, params):
-    """NumPy's result is a (variables, variables) matrix, squeezed (one variable: 0-d)."""
+    """NumPy's result is a (variables, variables) matrix, squeezed (one variable: 0-d); no
+    variable in ``m``: an empty (0, 0)."""
     rowvar = params.get("rowvar", True)
-    count = _variables(shapes["m"], rowvar)
+    count = _variables(shapes["m"], rowvar, True)
+    if count == 0:
+        return [(0, 0)]
     if "y" in shapes:
-        count += _variables(shapes["y"], rowvar)
+        count += _variables(shapes["y"], rowvar, False)
     return [() if count == 1 else (count, count)]
 
 

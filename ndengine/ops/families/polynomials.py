@@ -70,7 +70,8 @@ def _capped(lengths, cap):
 
 class PolyfitFunction(NumpyFunction):
     """numpy.polyfit(x, y, deg, rcond, w=, cov=) with ``full`` False: the coefficients,
-    (deg + 1,) + y.shape[1:], and with ``cov`` their covariance matrices."""
+    (deg + 1,) + y.shape[1:], and with ``cov`` their covariance matrices, one per column of a
+    2-d ``y`` (``cov='unscaled'``: one, NumPy's ``(deg + 1, deg + 1, 1)``)."""
 
     def __init__(self):
         super().__init__("polyfit", np.polyfit, self.shapes_of, positional=("x", "y"),
@@ -83,7 +84,12 @@ class PolyfitFunction(NumpyFunction):
         order = int(params["deg"]) + 1
         rest = tuple(shapes["y"][1:])
         coefficients = [(order,) + rest]
-        return coefficients + [(order, order) + rest] if params.get("cov") else coefficients
+        cov = params.get("cov")
+        if not cov:
+            return coefficients
+        if isinstance(cov, str) and cov == "unscaled" and rest:
+            rest = (1,)  # NumPy's unscaled matrix is not scaled per column
+        return coefficients + [(order, order) + rest]
 
     def infer(self, *inputs, arrays=(), out_dtype=None, **params):
         names = self.names(inputs, arrays)
