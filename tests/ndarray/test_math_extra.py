@@ -176,6 +176,17 @@ def test_cov_and_corrcoef(m, data):
                                   dtype=xp.float32))
 
 
+@pytest.mark.parametrize("shape", [(1, 2), (2, 1), (1, 1), (3,), (1, 3), (0, 2), (2, 0)])
+@pytest.mark.parametrize("rowvar", [True, False])
+def test_cov_and_corrcoef_shapes_of_one_row_or_column(shape, rowvar):
+    """NumPy transposes ``m`` for ``rowvar=False`` unless it is 1-d (one row included) and
+    ``y`` unless it has one row; the result is squeezed."""
+    m = np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape) ** 1.5
+    run_xp(lambda xp: xp.cov(xp.array(m), rowvar=rowvar))
+    run_xp(lambda xp: xp.cov(xp.array(m), xp.array(m + 1), rowvar=rowvar))
+    run_xp(lambda xp: xp.corrcoef(xp.array(m), rowvar=rowvar))
+
+
 def test_cov_weights_and_errors():
     m = np.arange(12.0).reshape(3, 4) ** 1.5
     run_xp(lambda xp: xp.cov(xp.array(m), fweights=xp.array([1, 2, 1, 3]),

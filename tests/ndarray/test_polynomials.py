@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import example, given, strategies as st
 
 import ndengine as nd
 from ndengine import autograd
@@ -99,6 +99,7 @@ def test_roots(p):
 
 @given(deg=st.integers(0, 3), dtype=st.sampled_from(["float64", "float32", "int64"]),
        columns=st.sampled_from([None, 2]), cov=st.sampled_from([False, True, "unscaled"]))
+@example(deg=0, dtype="float64", columns=2, cov="unscaled")  # one (1, 1, 1) matrix, not two
 def test_polyfit(deg, dtype, columns, cov):
     x = np.linspace(-2, 3, 9).astype(dtype)
     y = (x.astype(float) ** 2 - x).astype(dtype)
