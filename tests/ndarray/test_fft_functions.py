@@ -64,6 +64,10 @@ def test_one_axis_transforms(data):
     compare(lambda xp, v: getattr(xp.fft, name)(xp.array(v), n=n), x)
 
 
+def _values_or_layout(result, empty_input, xp):
+    return xp.zeros_like(result) if empty_input else result
+
+
 @given(data=st.data())
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_many_axes_transforms(data):
@@ -77,7 +81,10 @@ def test_many_axes_transforms(data):
     if s is not None and axes is not None and data.draw(st.booleans(), label="len(s)"):
         s = s[:len(axes)] + [3] * (len(axes) - len(s))  # mostly lengths that agree
     norm = data.draw(st.sampled_from(NORMS + ["sideways"]), label="norm")
-    compare(lambda xp, v: getattr(xp.fft, name)(xp.array(v), s, axes, norm), x)
+    # an empty input padded by ``s`` into a non-empty result: NumPy's values then come from
+    # memory its transform never wrote (they change from call to call), so shape and dtype only
+    compare(lambda xp, v: _values_or_layout(getattr(xp.fft, name)(xp.array(v), s, axes, norm),
+                                            x.size == 0, xp), x)
     if axes is not None:
         compare(lambda xp, v: getattr(xp.fft, name)(xp.array(v), axes=axes), x)
 
