@@ -417,11 +417,15 @@ class ProgramDrawer:
 
     def repeated_call(self):
         """The same call more often than NDENGINE_JIT_AFTER (16): the Numba loop that then
-        replaces NumPy's must give NumPy's bits, zero signs included."""
+        replaces NumPy's must give NumPy's bits, zero signs included. fmax and fmin run
+        NumPy's own loop, whose answer to a tie of 0.0 and -0.0 depends on which of its inner
+        loops runs (contiguous or strided, a cast buffered or not): their zero signs are made
+        one (``+ 0.0``) before the comparison."""
         i = self.pick()
         fn = self.draw(st.sampled_from(("maximum", "minimum", "fmax", "fmin")))
         other = self.draw(st.sampled_from(["-0.0", "0.0", "nan", f"v[{self.pick()}]"]))
-        self.run(f"v.append([xp.{fn}(v[{i}], {other}) for _ in range(20)][-1])")
+        unsigned = " + 0.0" if fn in ("fmax", "fmin") else ""
+        self.run(f"v.append([xp.{fn}(v[{i}], {other}) for _ in range(20)][-1]{unsigned})")
 
     def empty_reduction(self):
         """Reductions over an empty axis, of complex values too (the mean of none is
