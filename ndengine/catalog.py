@@ -6,11 +6,11 @@ beside the top-level package's ``__init__`` because it reads the whole of it (``
 ``nd.random``, NDArray's members), which nothing inside the subpackages imports.
 """
 import inspect
-import types
 
 import numpy as np
 
 import ndengine as nd
+from .docstrings import is_function as _is_function
 from .ndarray import creation
 
 __all__ = ["catalog"]
@@ -21,11 +21,6 @@ _WRAP = 96
 def _names(namespace, keep):
     return sorted(name for name in dir(namespace)
                   if not name.startswith("_") and keep(getattr(namespace, name)))
-
-
-def _is_function(value):
-    return callable(value) and not isinstance(value, type) and \
-        not isinstance(value, types.ModuleType)
 
 
 def _wrapped(names):

@@ -28,7 +28,7 @@ import re
 
 import numpy as np
 
-__all__ = ["RETURNS", "AT_ONCE", "install", "completed"]
+__all__ = ["RETURNS", "AT_ONCE", "install", "completed", "is_function"]
 
 AT_ONCE = ("Returns at once: the work is pushed to the engine, which runs it in the background; "
            "reading a result's values (``asnumpy``, ``print``, ``float``, ``wait_to_read``) "
@@ -74,7 +74,12 @@ RETURNS = {
 
 
 def _returns_arrays(kind):
-    return kind is None or kind == "Any" or "NDArray" in kind
+    return kind == "Any" or "NDArray" in kind
+
+
+def is_function(value):
+    """Whether a public name's value is a function (not a class, not a module)."""
+    return callable(value) and not isinstance(value, type) and not inspect.ismodule(value)
 
 
 # phrases that say the call itself waits for values ("raised at the wait" is about a later read)
@@ -123,7 +128,7 @@ def completed(name, function, namespace=""):
     if not text and numpy_function is not None:
         parts.append(f"As ``numpy.{_dotted(namespace, name)}``: {_numpy_summary(numpy_function)}")
     kind = RETURNS.get(namespace, {}).get(name, "NDArray")
-    if not _says_wait(text) and (_returns_arrays(kind) and kind != "None"
+    if not _says_wait(text) and (_returns_arrays(kind)
                                  or kind == "None" and "push" in text.lower()):
         parts.append(AT_ONCE)
     missing = _not_taken(function, numpy_function) if numpy_function is not None else []
@@ -141,7 +146,7 @@ def _public_functions(module):
         if name.startswith("_"):
             continue
         value = getattr(module, name, None)
-        if callable(value) and not isinstance(value, type) and not inspect.ismodule(value):
+        if is_function(value):
             yield name, value
 
 

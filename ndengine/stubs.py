@@ -32,6 +32,8 @@ import numpy as np
 
 import ndengine as nd
 from .catalog import _is_function, _names
+from .docstrings import (  # what each function gives back (its docstring reads it too)
+    BOOL as _BOOL, RETURNS as _RETURNS, TUPLE as _TUPLE, TUPLES as _TUPLES)
 from .ndarray.signatures import _Source
 
 __all__ = ["stubs", "write_stubs"]
@@ -44,8 +46,6 @@ _IMPORTS = ("import builtins\nfrom contextlib import AbstractContextManager\n"
             "from typing import Any, Callable, ClassVar, Iterator, NamedTuple, overload\n\n"
             "import numpy as np\nfrom numpy.typing import DTypeLike\n")
 
-from .docstrings import (  # what each function gives back (its docstring reads it too)
-    BOOL as _BOOL, RETURNS as _RETURNS, TUPLE as _TUPLE, TUPLES as _TUPLES)
 _ATLEAST = ["(ary: Any, /) -> NDArray", "(ary: Any, ary2: Any, /, *arys: Any) -> tuple[NDArray, ...]"]
 # functions whose result type depends on how many arrays they get: their overloads
 _OVERLOADS = {

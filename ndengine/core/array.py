@@ -437,7 +437,8 @@ _set_base = RawArray.__dict__["_base"].__set__
 # interpreted, the array is made a RawArray, written, then made an NDArray (a class change costs
 # less than a descriptor call per slot); compiled, RawArray is an extension type (a class change
 # is refused) whose typed slot writes never reach __setattr__: the array is an NDArray at once
-# (``RawArray.__new__(NDArray)``, spelled out where used: compiled, the type's tp_new as C).
+# (``RawArray.__new__(NDArray)``: NDArray is a Python subclass, so this stays a method call;
+# ``SmallChunk.__new__(SmallChunk)`` of an extension type compiles to its tp_new, as C).
 _new_object = object.__new__
 _np_empty = np.empty
 _ArrayMemoryError = np._core._exceptions._ArrayMemoryError

@@ -24,6 +24,7 @@ from .. import ops
 from ..engine import Context
 from ..ops.dtypes import check_scalar_into
 from ..ops.families.indexing import memo_key as _memo_key
+from ..ops.shapes import f_strides as _f_strides
 from . import tape as _tape
 from .array import NDArray, array_on as _array_on, new_array as _new_array
 from .keys import (drop_leading_ones as _drop_leading_ones, index_inputs as _index_inputs,
@@ -87,21 +88,13 @@ def needs_fortran(shape):
     return longer > 1
 
 
-def _fortran_strides(shape, itemsize):
-    strides, step = [], itemsize
-    for n in shape:
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(strides)
-
-
 def is_fortran_ordered(x):
     """Whether ``x`` (an NDArray, or anything with NumPy's flags) is Fortran-contiguous and
     not C-contiguous."""
     if type(x) is NDArray:
         strides = x._strides
         return strides is not None and needs_fortran(x.shape) and \
-            tuple(strides) == _fortran_strides(x.shape, x.dtype.itemsize)
+            tuple(strides) == _f_strides(x.shape, x.dtype.itemsize)
     flags = getattr(x, "flags", None)
     return flags is not None and bool(flags.f_contiguous) and not flags.c_contiguous
 
@@ -111,7 +104,7 @@ def as_fortran(transposed, shape):
     C-contiguous NDArray of the reversed shape that holds its transpose (nothing else may
     write it)."""
     return _array_on(transposed._chunk, tuple(shape), transposed.dtype, transposed._offset,
-                     _fortran_strides(shape, transposed.dtype.itemsize))
+                     _f_strides(shape, transposed.dtype.itemsize))
 
 
 def fortran_copy(x, dtype=None):

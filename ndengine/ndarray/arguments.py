@@ -117,21 +117,22 @@ def apply_casting(op, ufunc, arrays, params, out, casting):
     inputs to ``dtype=`` before the op, the result into ``out`` after it (a second op)."""
     dtype = params.get("dtype")
     target = output_array(out, op.name)
+    as_arrays = op.kind == "unary"
     ufunc(*map(_stand_in, arrays), out=None if target is None else _stand_in(target),
           dtype=dtype, casting=casting)
     if casting != "unsafe":
-        return apply_op(op, arrays, params, out, as_arrays=op.kind == "unary",
+        return apply_op(op, arrays, params, out, as_arrays=as_arrays,
                         broadcast_out=True)
     if dtype is not None:
         arrays = [_cast_unsafely(a, dtype) for a in arrays]
     if target is None:
-        return apply_op(op, arrays, params, None, as_arrays=op.kind == "unary")
+        return apply_op(op, arrays, params, None, as_arrays=as_arrays)
     [(_, result_dtype)] = op.plan(tuple(as_operand(a, target.context, numpy_scalars=True)
                                         for a in arrays), params).outputs
     if np.can_cast(result_dtype, target.dtype, "same_kind"):
-        return apply_op(op, arrays, params, target, as_arrays=op.kind == "unary",
+        return apply_op(op, arrays, params, target, as_arrays=as_arrays,
                         broadcast_out=True)
-    result = apply_op(op, arrays, params, None, as_arrays=op.kind == "unary")
+    result = apply_op(op, arrays, params, None, as_arrays=as_arrays)
     check_out(target, result.context, op.name)
     invoke(ops.get("copy"), [result], {"shape": target.shape, "dtype": target.dtype},
            out=target)  # broadcast and cast into out, as NumPy's unsafe output cast

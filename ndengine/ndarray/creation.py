@@ -86,7 +86,8 @@ def _fill_value(value, dtype):
 def _order(order, source=None, permitted="CFAK"):
     """NumPy's ``order=`` checks; the layout of the result: 'F' (Fortran, core/array_methods.py)
     or 'C', 'A' and 'K' keeping ``source``'s."""
-    if isinstance(order, str) and order.upper() in "CFAK" and order.upper() not in permitted:
+    if isinstance(order, str) and order.upper() in ("C", "F", "A", "K") and \
+            order.upper() not in permitted:
         raise ValueError("only 'C' or 'F' order is permitted")
     return _layout_of(order, source)
 

@@ -76,7 +76,7 @@ def reduced_shape(shape: tuple, axes: tuple, keepdims: bool) -> tuple:
 
 
 __all__ = ["shape_of", "broadcast_shapes", "check_shape", "normalize_axes", "normalize_axis_index",
-           "reduced_shape"]
+           "reduced_shape", "c_strides", "f_strides"]
 
 
 def c_strides(shape, itemsize) -> tuple:
@@ -86,3 +86,9 @@ def c_strides(shape, itemsize) -> tuple:
         strides.append(step)
         step *= max(n, 1)
     return tuple(reversed(strides))
+
+
+def f_strides(shape, itemsize) -> tuple:
+    """The byte strides of a Fortran-contiguous array of ``shape``: its transpose's C strides,
+    reversed."""
+    return c_strides(shape[::-1], itemsize)[::-1]

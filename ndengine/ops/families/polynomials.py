@@ -87,7 +87,7 @@ class PolyfitFunction(NumpyFunction):
         cov = params.get("cov")
         if not cov:
             return coefficients
-        if isinstance(cov, str) and cov == "unscaled" and rest:
+        if cov == "unscaled" and rest:
             rest = (1,)  # NumPy's unscaled matrix is not scaled per column
         return coefficients + [(order, order) + rest]
 

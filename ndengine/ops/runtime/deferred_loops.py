@@ -301,7 +301,8 @@ def bind(numba_loop, numpy_loop, dtypes) -> list:
     """A plan's slot for one loop called with operands and output of ``dtypes``: a one-item
     list whose item is the callable to call. It runs NumPy's loop (``numpy_loop``; None: none)
     while the Numba loop's signature waits or compiles, and puts the loop kept in the slot:
-    the Numba loop itself once READY, NumPy's once NUMPY_FASTER."""
+    the Numba loop's compiled specialisation for ``dtypes`` once READY (`_bound_entry`),
+    NumPy's once NUMPY_FASTER."""
     record = _record(numba_loop, numpy_loop, tuple(dtypes))
     if record.state is READY:
         return [_bound_entry(numba_loop, dtypes)]
