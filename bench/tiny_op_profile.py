@@ -194,7 +194,7 @@ def stage_timers(iterations, repeat):
             pass
         bound, append, bulk = core_runs.BoundRun, core_segment.append, eng.bulk_size
         for _ in range(n):
-            y = core.new_array(shape, dtype, ctx, eng)
+            y = core.new_array(shape, dtype, ctx)
             run = bound(nothing, [view, 1], [y._data()], req, params, [chunk], [y._chunk],
                         "add", core_fp_errors.state_at_push())
             append(eng, ctx, run, (y,), True, bulk)
@@ -205,7 +205,7 @@ def stage_timers(iterations, repeat):
 
     def new_arrays(n):
         new = core.new_array
-        return [new(shape, dtype, ctx, eng) for _ in range(n)]
+        return [new(shape, dtype, ctx) for _ in range(n)]
     stages.add("  of which the output array + chunk, its NumPy memory (core.new_array; no var)",
                new_arrays)
 

@@ -12,11 +12,11 @@ cdef class RawArray:
     cdef public object _base
     cdef object __weakref__
 
-@cython.locals(arr=RawArray, small=SmallChunk)
-cpdef new_array(shape, dtype, ctx, engine=*)
+@cython.locals(arr=RawArray, small=SmallChunk, cls=type)
+cpdef new_array(shape, dtype, ctx)
 
 @cython.locals(arr=RawArray)
 cpdef array_on(chunk, shape, dtype, offset=*, strides=*)
 
-@cython.locals(found=list)
-cpdef _slicing_key(RawArray array, key)
+@cython.locals(arr=RawArray, cls=type)
+cpdef _new_view(chunk, shape, dtype, offset, strides, base, data)

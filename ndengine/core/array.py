@@ -8,8 +8,9 @@ and `array_on` (a view of a chunk) do.
 
 This module holds the type: its state (`RawArray`'s slots: ``shape``, ``dtype``, ``_chunk``,
 ``_offset``, ``_strides`` (None: C order), ``_view_cache`` (the NumPy view of its memory, once
-taken), ``_base`` (a view's owner, NumPy's ``base``; None for an owner)), its attributes, waits and values, and its views (geometry computed by NumPy on a
-stand-in, `_fake`; a view made while recording is taped: tape.note_view). It imports nothing
+taken), ``_base`` (a view's owner, NumPy's ``base``; None for an owner)), its attributes, waits
+and values, and its views (geometry computed by NumPy on a stand-in, `_fake`; a view made while
+recording is taped: tape.note_view; the views of basic keys, ``x[1:-1]``: views.py). It imports nothing
 above it: the methods that push ops (copies, ``x[key]``, ``x[key] = v``) are defined above the
 pipeline, in array_methods.py, which sets them on the class (`array_methods.install`, run by
 the package's ``__init__``).
@@ -66,9 +67,9 @@ class NDArray(RawArray):
         """Another view of this array's chunk (``shape`` and ``strides`` tuples, ``strides``
         None: C order), on autograd's tape while recording, unless ``taped`` is False: a view
         for our own use, which no user sees."""
-        view = array_on(self._chunk, shape, self.dtype if dtype is None else dtype, offset,
-                        strides)
-        _set_base(view, self if self._base is None else self._base)  # NumPy's: the owner
+        base = self._base
+        view = _new_view(self._chunk, shape, self.dtype if dtype is None else dtype, offset,
+                         strides, self if base is None else base, None)  # NumPy's base: the owner
         if taped and _RECORDING[0]:
             _note_view(self, view)
         return view
@@ -374,52 +375,6 @@ class NDArray(RawArray):
         fake, base = self._fake()
         return self._view_like(np.expand_dims(fake, axis), base)
 
-    def _stand_in_view(self, key, taped=True):
-        """The view NumPy's stand-in (_fake) gives for ``key``, a basic key that is not an int
-        for every axis: NumPy answers it with a view, never a scalar read from the stand-in's
-        memory (one element, not the array's). The geometry NumPy gives is kept per (this
-        view's geometry, key) (``_slicings``): a loop's ``u[1:-1]`` asks NumPy once."""
-        slicing = _slicing_key(self, key)
-        if slicing is not None:
-            found = _slicings.get(slicing)
-            if found is not None:
-                shape, delta, strides = found
-                return self._view_of(shape, 0 if delta is None else self._offset + delta,
-                                     strides, None, taped)
-        fake, base = self._fake()
-        fake_view = fake[key]
-        view = self._view_like(fake_view, base, taped)
-        if slicing is not None:
-            if len(_slicings) >= _FAKES_LIMIT:
-                _slicings.clear()
-            _slicings[slicing] = (view.shape, None if fake_view.size == 0 else
-                                  view._offset - self._offset, view._strides)
-        return view
-
-
-_slicings = {}  # _slicing_key -> (shape, offset from the parent's or None: 0, strides)
-_SLICE_BOUNDS = (type(None), int)
-
-
-def _slicing_key(array, key):
-    """A hashable stand-in for (``array``'s geometry, basic ``key``) when the key holds only
-    ints, slices of ints and None, None and Ellipsis (a slice is unhashable before Python
-    3.12); else None (the view is computed by NumPy each time)."""
-    found = [array.shape, array._strides, array.dtype]
-    for part in key if type(key) is tuple else (key,):
-        kind = type(part)
-        if kind is slice:
-            bounds = (part.start, part.stop, part.step)
-            for bound in bounds:
-                if type(bound) not in _SLICE_BOUNDS:
-                    return None
-            found.append(bounds)
-        elif kind is int or part is None or part is Ellipsis:
-            found.append(part)
-        else:
-            return None
-    return tuple(found)
-
 
 def _is_array_type(kind):
     return isinstance(kind, type) and issubclass(kind, NDArray)
@@ -430,15 +385,14 @@ _set_shape = RawArray.__dict__["shape"].__set__
 _set_offset = RawArray.__dict__["_offset"].__set__
 _set_strides = RawArray.__dict__["_strides"].__set__
 _set_view_cache = RawArray.__dict__["_view_cache"].__set__
-_set_base = RawArray.__dict__["_base"].__set__
 
 
 # An array's slots are written as a RawArray's, never through NDArray's checked __setattr__:
 # interpreted, the array is made a RawArray, written, then made an NDArray (a class change costs
 # less than a descriptor call per slot); compiled, RawArray is an extension type (a class change
 # is refused) whose typed slot writes never reach __setattr__: the array is an NDArray at once
-# (``RawArray.__new__(NDArray)``: NDArray is a Python subclass, so this stays a method call;
-# ``SmallChunk.__new__(SmallChunk)`` of an extension type compiles to its tp_new, as C).
+# (``cls.__new__(cls)`` with ``cls`` typed as a type compiles to a call of its tp_new slot,
+# RawArray's, as ``SmallChunk.__new__(SmallChunk)`` of an extension type does).
 _new_object = object.__new__
 _np_empty = np.empty
 _ArrayMemoryError = np._core._exceptions._ArrayMemoryError
@@ -446,10 +400,11 @@ _ArrayMemoryError = np._core._exceptions._ArrayMemoryError
 _host_bytes = storage.HOST_MEMORY_BYTES or float("inf")
 
 
-def new_array(shape, dtype, ctx, engine=None):
+def new_array(shape, dtype, ctx):
     """A fresh NDArray with a fresh chunk: a small CPU array gets its NumPy memory now, any
     other no memory until an op writes it."""
-    arr = RawArray.__new__(NDArray) if COMPILED else _new_object(RawArray)  # see _new_object
+    cls = NDArray
+    arr = cls.__new__(cls) if COMPILED else _new_object(RawArray)  # see _new_object
     arr.shape = shape
     arr.dtype = dtype
     nbytes = dtype.itemsize
@@ -468,7 +423,7 @@ def new_array(shape, dtype, ctx, engine=None):
             _devices.check(ctx)  # a GPU that cannot be used says why, at the call
         elif nbytes > _host_bytes:  # never backed: NumPy's error, at the call
             raise _ArrayMemoryError(tuple(shape), dtype)
-        arr._chunk = Chunk(nbytes, ctx, engine or _engine_mod.get())
+        arr._chunk = Chunk(nbytes, ctx)
         arr._view_cache = None
     arr._offset = 0
     arr._strides = None
@@ -481,14 +436,21 @@ def new_array(shape, dtype, ctx, engine=None):
 def array_on(chunk, shape, dtype, offset=0, strides=None):
     """A new NDArray viewing ``chunk`` (byte ``offset``, byte ``strides``; None: the whole
     chunk, C-contiguous)."""
-    arr = RawArray.__new__(NDArray) if COMPILED else _new_object(RawArray)
+    return _new_view(chunk, shape, dtype, offset, strides, None, None)
+
+
+def _new_view(chunk, shape, dtype, offset, strides, base, data):
+    """A new NDArray on ``chunk``, with NumPy's ``base`` and its NumPy view ``data`` (or None:
+    made by ``_data`` when needed)."""
+    cls = NDArray
+    arr = cls.__new__(cls) if COMPILED else _new_object(RawArray)  # see _new_object
     arr.shape = shape
     arr.dtype = dtype
     arr._chunk = chunk
     arr._offset = offset
     arr._strides = strides
-    arr._view_cache = None
-    arr._base = None
+    arr._view_cache = data
+    arr._base = base
     if not COMPILED:
         arr.__class__ = NDArray
     return arr

@@ -12,7 +12,7 @@ results are C-ordered (NumPy keeps the inputs' layout: the values are the same).
 They call the pipeline's ``invoke``, so they are defined here, above it, and `install` sets
 them on the type (array.py, which imports nothing above it); the package's ``__init__`` runs
 it once, as the API layer sets its operators. A basic key gives a view (array.py's
-``_stand_in_view``); an advanced key, or an int for every axis, a pushed ``take_index``
+views.py's ``basic_view``); an advanced key, or an int for every axis, a pushed ``take_index``
 (with its key in the plan memo's form: ops/families/indexing.py's ``memo_key``). Integer
 NDArray index arrays are the op's inputs after the data (keys.py's ``index_inputs``). A
 write by index is a pushed ``copy`` into the view, or ``assign_index`` into the array;
@@ -34,6 +34,7 @@ from .keys import (drop_leading_ones as _drop_leading_ones, index_inputs as _ind
 from .pipeline import (as_operand as _as_operand, copy_between as _copy_between,
                        from_numpy as _from_numpy, invoke)
 from .tape import RECORDING as _RECORDING
+from .views import basic_view as _basic_view_of, view_geometry as _view_geometry
 
 __all__ = ["install", "fortran_copy", "as_fortran", "is_fortran_ordered", "layout_of",
            "needs_fortran"]
@@ -171,7 +172,7 @@ def _as_in_context(self, ctx):
 def _getitem(self, key):
     key = _normalize_key(key)
     if _is_basic_key(key) and not _is_whole_element_key(key, len(self.shape)):
-        return self._stand_in_view(key)
+        return _basic_view_of(self, key, True)
     # advanced keys, and an int for every axis (NumPy's scalar): a copy, which a later
     # ``v += 1`` changes alone, and which autograd's tape sees as no view of self
     key, indices = _index_inputs(key, self.context)
@@ -186,12 +187,27 @@ def _basic_view(self, key, taped=True):
         # NumPy's scalar would read the element; with an Ellipsis NumPy gives its 0-d
         # view instead, with the same errors
         key = (key if type(key) is tuple else (key,)) + (Ellipsis,)
-    return self._stand_in_view(key, taped)
+    return _basic_view_of(self, key, taped)
+
+
+def _is_the_view(self, key, value):
+    """Whether ``value`` (an NDArray on self's chunk) is exactly the view ``self[key]`` of a
+    basic key: the same geometry, computed without making the view."""
+    if _is_whole_element_key(key, len(self.shape)):
+        key = (key if type(key) is tuple else (key,)) + (Ellipsis,)
+    shape, offset, strides = _view_geometry(self, key)
+    if value.shape != shape or value._offset != offset or value.dtype != self.dtype:
+        return False
+    found = value._strides
+    return (value.strides if found is None else found) == strides
 
 
 def _setitem(self, key, value):
     key = _normalize_key(key)
     basic = _is_basic_key(key)
+    if (basic and type(value) is NDArray and value._chunk is self._chunk
+            and not _RECORDING[0] and _is_the_view(self, key, value)):
+        return  # the very view (``u[1:-1] += v`` ends so): its bytes are already there
     target = _basic_view(self, key, False) if basic else None  # NumPy checks the key first
     kind = type(value)
     if kind is NDArray:
@@ -221,10 +237,6 @@ def _setitem(self, key, value):
         if _RECORDING[0] and _tape.record_write(invoke, self, key, value):
             return  # autograd recorded the write (as assign_index into self)
         chunk = self._chunk
-        if (type(value) is NDArray and value._chunk is chunk and value.shape == target.shape
-                and value._offset == target._offset and value.dtype == target.dtype
-                and value.strides == target.strides):
-            return  # the very view (``u[1:-1] += v`` ends so): its bytes are already there
         whole = (target.size * target.dtype.itemsize == chunk.nbytes
                  and (type(value) is not NDArray or value._chunk is not chunk))
         invoke(ops.get("copy"), [value], {"shape": target.shape, "dtype": target.dtype},

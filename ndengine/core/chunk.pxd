@@ -1,7 +1,7 @@
 # Cython declarations of chunk.py (the compiled core: ndengine/engine/compiled.py)
 
 cdef class Chunk:
-    cdef public object var
+    cdef public object _var
     cdef public object ctx
     cdef public object nbytes
     cdef public object data

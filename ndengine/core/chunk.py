@@ -1,6 +1,6 @@
 """Chunks: the storage an array shares with its views.
 
-A `Chunk` holds one engine var and ``data``, a pool buffer taken by the first op that runs on it
+A `Chunk` holds an engine var and ``data``, a pool buffer taken by the first op that runs on it
 (MXNet's delayed allocation: pushed work that has not run holds no memory). When the last array
 on a chunk goes away, the chunk hands its var to the engine's ``delete_variable``, which returns
 the buffer to the pool once every op pushed on it has finished (at once when none is pending).
@@ -8,9 +8,12 @@ the buffer to the pool once every op pushed on it has finished (at once when non
 Both carry ``window``: the open segment window (segment.py) whose gathered ops touch the chunk,
 or None (a window that is no longer open means nothing).
 
-A `SmallChunk` (a CPU array of at most ``SMALL_BYTES``) is the same without the pool, without
-the deletion, and with its var made at its first use (an array made and dropped inside one
-segment window never needs one): its ``data`` is a NumPy array of the array's own shape and
+Both make their var at its first use: an array made and dropped inside one segment window, or
+used only by ops run at once, never needs one (and a pool chunk without a var gives its buffer
+back to the pool at once when it dies, without the engine's deletion).
+
+A `SmallChunk` (a CPU array of at most ``SMALL_BYTES``) is the same without the pool and without
+the deletion: its ``data`` is a NumPy array of the array's own shape and
 dtype, made with the array, and freed by reference counting. Why: the pool exists for large
 buffers, whose first write page-faults; a small one comes from malloc's free lists already
 faulted in, and a tiny op would otherwise spend a third of its time in the pool and in the
@@ -54,17 +57,29 @@ ARGUMENT_REFS = _argument_refs()
 
 
 class Chunk:
-    """Storage shared by an array and its views: one engine var, and ``data``, a pool buffer
-    taken by the first op that runs on it (None until then)."""
+    """Storage shared by an array and its views: one engine var, made at its first use
+    (``_var`` None until then), and ``data``, a pool buffer taken by the first op that runs
+    on it (None until then)."""
 
-    __slots__ = ("var", "ctx", "nbytes", "data", "window", "__weakref__")
+    __slots__ = ("_var", "ctx", "nbytes", "data", "window", "__weakref__")
 
-    def __init__(self, nbytes, ctx, engine):
-        self.var = engine.new_variable()
+    def __init__(self, nbytes, ctx):
+        self._var = None
         self.ctx = ctx
         self.nbytes = nbytes
         self.data = None
         self.window = None  # never gathered (segment.py): only small chunks are
+
+    @property
+    def var(self):
+        var = self._var
+        if var is None:
+            var = _made_var(self)
+        return var
+
+    @var.setter
+    def var(self, var):
+        self._var = var
 
     def allocate(self):
         data = storage.alloc(self.nbytes, self.ctx)
@@ -78,11 +93,18 @@ class Chunk:
         # Every op on this chunk holds an array of it, so none is left to run and ``data``
         # is final: the deletion only has to wait for the ops' var bookkeeping. The engine
         # frees an idle var at once, and defers by itself when this runs inside it (a
-        # collection triggered there).
+        # collection triggered there). A CPU chunk that never got a var was only ever used
+        # by ops run at once (segment.py's run_now): nothing is pending on its buffer, which
+        # goes back to the pool now, without the engine.
         try:
-            data, ctx = self.data, self.ctx
+            data, ctx, var = self.data, self.ctx, self._var
+            if var is None and ctx.device_type == "cpu":
+                if data is not None:
+                    storage.free(data, ctx)
+                return
             _engine_mod.get().delete_variable(
-                _nothing_to_free if data is None else _release_buffer(data, ctx), ctx, self.var)
+                _nothing_to_free if data is None else _release_buffer(data, ctx), ctx,
+                self.var)
         except BaseException:  # noqa: B902 - at interpreter exit the engine may be gone
             pass
 
@@ -102,15 +124,21 @@ class SmallChunk:
     def var(self):
         var = self._var
         if var is None:
-            with _var_lock[0]:  # two threads' first uses make one var
-                var = self._var
-                if var is None:
-                    var = self._var = _engine_mod.get().new_variable()
+            var = _made_var(self)
         return var
 
     @var.setter
     def var(self, var):
         self._var = var
+
+
+def _made_var(chunk):
+    """A chunk's var at its first use: made once, whichever threads use it first."""
+    with _var_lock[0]:
+        var = chunk._var
+        if var is None:
+            var = chunk._var = _engine_mod.get().new_variable()
+    return var
 
 
 # reentrant: the cyclic GC may run a finalizer that uses a var inside the locked section

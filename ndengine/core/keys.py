@@ -51,7 +51,7 @@ def normalize_key(key):
     if kind is tuple:
         for part in key:
             if type(part) not in _BASIC_PART_TYPES:
-                return tuple(_frozen_index(part) for part in key)
+                return tuple([_frozen_index(part) for part in key])
         return key
     if kind is list:
         return _list_index(key)  # NumPy treats a list key as one index array

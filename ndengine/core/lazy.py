@@ -280,7 +280,7 @@ def record(engine, ctx, op, plan, key, inputs, params, output, fresh):
         if fresh and type(chunk) is not Chunk:
             # a small result of ops on large arrays (a bool mask of float64s): a pool chunk
             # without memory yet, so that the ops that use it are recorded here too
-            chunk = Chunk(chunk.nbytes, ctx, engine)
+            chunk = Chunk(chunk.nbytes, ctx)
             _object_setattr(output, "_chunk", chunk)
             _object_setattr(output, "_view_cache", None)
         chunk.window = window

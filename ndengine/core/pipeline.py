@@ -226,7 +226,7 @@ def invoke(op, inputs, params=None, out=None, ctx=None, ctx_check=True, extra_wr
         args = [x._data() if type(x) is NDArray else x for x in args] if small else args
     if out is None and len(plan.outputs) == 1:  # the common case, spelled out: a new array
         shape, dtype = plan.outputs[0]
-        result = _new_array(shape, dtype, ctx, engine)
+        result = _new_array(shape, dtype, ctx)
         outputs, chunk, req = [result], result._chunk, _WRITE_TO
         writes = [chunk if gathering else _new_var(chunk, engine)
                   if type(chunk) is _SmallChunk else chunk.var]
@@ -303,7 +303,7 @@ def _make_outputs(op, inputs, params, out, ctx, engine, plan, key, gathering, sm
     device = ctx.device_type
     if out is None:
         specs = plan.outputs
-        outputs = [_new_array(shape, dtype, ctx, engine) for shape, dtype in specs]
+        outputs = [_new_array(shape, dtype, ctx) for shape, dtype in specs]
         req = _WRITE_TO * len(outputs)
     else:
         shape, dtype = plan.outputs[0]

@@ -285,7 +285,7 @@ def _idle(chunk):
     elif kind is Chunk:
         pooled = chunk
         window = pooled.window
-        var = pooled.var
+        var = pooled._var  # (made at its first use: None, nothing was ever pushed on it)
     else:
         return False
     if window is not None and window.open:

@@ -41,6 +41,7 @@ MODULES = (
     "ndengine.core.at_once",
     "ndengine.core.chunk",
     "ndengine.core.array",
+    "ndengine.core.views",
     "ndengine.core.runs",
     "ndengine.core.segment",
     "ndengine.core.lazy",

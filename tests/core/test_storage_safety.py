@@ -215,3 +215,61 @@ def test_gc_free_of_an_array_inside_allocation_does_not_deadlock(nd_engine):
     nd.waitall()
     assert pool.owner is None
     assert storage.stats(ctx)["bytes_in_use"] == before
+
+
+MEDIUM = 1 << 15  # float64: 256 KiB, a pool buffer, under the size that goes to the workers
+
+
+def test_a_pool_array_used_only_by_ops_run_at_once_frees_its_buffer_when_it_dies(nd_engine):
+    # its chunk never got an engine var (ops run at once use none): nothing can be pending
+    # on the buffer, which goes back to the pool at once, without the engine's deletion
+    ctx = cpu(7)
+    gc.collect()
+    nd.waitall()
+    before = storage.stats(ctx)
+    x = nd.array(np.arange(MEDIUM, dtype=np.float64), ctx=ctx)
+    y = x * 2.0 + 1.0
+    at_once = nd_engine.bulk_size > 1  # the NaiveEngine pushes every op
+    if at_once:
+        assert y._chunk._var is None and x._chunk._var is None
+    np.testing.assert_array_equal(y.asnumpy(), np.arange(MEDIUM) * 2.0 + 1.0)
+    in_use = storage.stats(ctx)["bytes_in_use"]
+    assert in_use == before["bytes_in_use"] + 2 * (1 << 18)
+    del y
+    if at_once and x._chunk._var is None:
+        assert storage.stats(ctx)["bytes_in_use"] == in_use - (1 << 18)  # now, no waitall
+    nd.waitall()
+    assert storage.stats(ctx)["bytes_in_use"] == in_use - (1 << 18)
+    z = x + 1.0  # takes the buffer y gave back
+    assert storage.stats(ctx)["reuses"] > before["reuses"]
+    np.testing.assert_array_equal(z.asnumpy(), np.arange(MEDIUM) + 1.0)
+    del x, z
+    gc.collect()
+    nd.waitall()
+    assert storage.stats(ctx)["bytes_in_use"] == before["bytes_in_use"]
+
+
+def test_a_pool_array_with_pending_ops_is_freed_after_them(nd_engine):
+    ctx = cpu(8)
+    gc.collect()
+    nd.waitall()
+    before = storage.stats(ctx)["bytes_in_use"]
+    x = nd.ones(MEDIUM, ctx=ctx)
+    release = threading.Event()
+    if type(nd_engine).__name__ == "NaiveEngine":
+        release.set()  # it runs each op at its push, in this thread
+
+    def blocked(run_ctx):
+        release.wait(10)
+    # an op that holds x's var: x's deletion must wait for it, whatever its chunk knows
+    nd_engine.push_sync(blocked, ctx, (), (x.engine_var,), name="blocked")
+    y = x + 1.0  # pushed after the blocked op (x is not idle): it gets x's var too
+    del x
+    gc.collect()
+    assert storage.stats(ctx)["bytes_in_use"] >= before + (1 << 18)
+    release.set()
+    np.testing.assert_array_equal(y.asnumpy(), np.full(MEDIUM, 2.0))
+    del y
+    gc.collect()
+    nd.waitall()
+    assert storage.stats(ctx)["bytes_in_use"] == before

@@ -1,0 +1,15 @@
+# Cython declarations of views.py (the compiled core: ndengine/engine/compiled.py)
+cimport cython
+from ndengine.core.array cimport RawArray, _new_view
+from ndengine.core.chunk cimport SmallChunk
+
+@cython.locals(view=RawArray)
+cpdef basic_view(RawArray array, key, bint taped=*)
+
+@cython.locals(memo=dict)
+cpdef tuple view_geometry(RawArray array, key)
+
+@cython.locals(found=list)
+cpdef _slicing_key(RawArray array, key)
+
+cdef tuple _slice_bounds(slice part)

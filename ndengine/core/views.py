@@ -1,0 +1,95 @@
+"""Basic views: ``x[key]`` for a key of ints, slices, None and Ellipsis that is not an int for
+every axis (NumPy answers it with a view, never a scalar read from memory), as
+array_methods.py's ``x[key]`` and ``x[key] = v`` make and compare them.
+
+The geometry (shape, byte offset, byte strides) is what NumPy computes on the array's
+stand-in (array.py's ``_fake``), kept per (the array's geometry, the key) in ``_slicings``: a
+loop's ``u[1:-1]`` asks NumPy once, then costs one dict lookup. A small array's view also
+carries NumPy's own view of its memory for the key (``data[key]``), which the array's ``_data``
+would otherwise make later through the ndarray constructor, at about ten times the cost.
+"""
+from .array import _FAKES_LIMIT, _new_view
+from .chunk import SmallChunk
+from .tape import RECORDING as _RECORDING, note_view as _note_view
+
+__all__ = ["basic_view", "view_geometry"]
+
+def basic_view(array, key, taped=True):
+    """The view NumPy gives for ``array[key]``, a basic key that is not an int for every axis
+    (NumPy answers it with a view, never a scalar read from memory): its geometry from
+    `view_geometry`, and, for a small array whose NumPy view exists, NumPy's own view of the
+    key (what ``_data`` would make later, at a tenth of the cost). On autograd's tape while
+    recording, unless ``taped`` is False (a view for our own use)."""
+    shape, offset, strides = view_geometry(array, key)
+    chunk = array._chunk
+    data = array._view_cache
+    if data is not None and type(chunk) is SmallChunk:
+        data = data[key]
+    else:
+        data = None
+    base = array._base
+    view = _new_view(chunk, shape, array.dtype, offset, strides, array if base is None else base,
+                     data)
+    if taped and _RECORDING[0]:
+        _note_view(array, view)
+    return view
+
+
+def view_geometry(array, key):
+    """(shape, byte offset, byte strides) of ``array[key]``, a basic key that is not an int
+    for every axis, as NumPy computes it on the stand-in (``_fake``); kept per (the array's
+    geometry, key) (``_slicings``): a loop's ``u[1:-1]`` asks NumPy once."""
+    slicing = _slicing_key(array, key)
+    memo = _slicings
+    if slicing is not None:
+        found = memo.get(slicing)
+        if found is not None:
+            shape, delta, strides = found
+            return shape, 0 if delta is None else array._offset + delta, strides
+    fake, base = array._fake()
+    fake_view = fake[key]
+    if fake_view.size == 0:
+        delta = None  # NumPy's offset may point past the end of the (empty) buffer
+    else:
+        delta = fake_view.__array_interface__["data"][0] - base
+    geometry = (fake_view.shape, delta, fake_view.strides)
+    if slicing is not None:
+        if len(memo) >= _FAKES_LIMIT:
+            memo.clear()
+        memo[slicing] = geometry
+    return fake_view.shape, 0 if delta is None else array._offset + delta, fake_view.strides
+
+
+_slicings = {}  # _slicing_key -> (shape, offset from the parent's or None: 0, strides)
+
+
+
+def _slicing_key(array, key):
+    """A hashable stand-in for (``array``'s geometry, basic ``key``) when the key holds only
+    ints, slices of ints and None, None and Ellipsis (a slice is unhashable before Python
+    3.12); else None (the view is computed by NumPy each time)."""
+    if type(key) is slice:  # the most common key first
+        bounds = _slice_bounds(key)
+        return None if bounds is None else (array.shape, array._strides, array.dtype, bounds)
+    found = [array.shape, array._strides, array.dtype]
+    for part in key if type(key) is tuple else (key,):
+        kind = type(part)
+        if kind is slice:
+            bounds = _slice_bounds(part)
+            if bounds is None:
+                return None
+            found.append(bounds)
+        elif kind is int or part is None or part is Ellipsis:
+            found.append(part)
+        else:
+            return None
+    return tuple(found)
+
+
+def _slice_bounds(part):
+    """A slice's (start, stop, step) when each is an int or None, else None."""
+    start, stop, step = part.start, part.stop, part.step
+    if ((start is None or type(start) is int) and (stop is None or type(stop) is int)
+            and (step is None or type(step) is int)):
+        return (start, stop, step)
+    return None

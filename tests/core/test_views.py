@@ -1,0 +1,142 @@
+"""Basic views (core/views.py's ``basic_view`` and ``view_geometry``, array_methods.py's
+``x[key]`` and ``x[key] = v``), differential against NumPy: the geometry kept per (array
+geometry, key), the NumPy view a small array's view carries from its making, and the write
+of a view onto itself that pushes nothing. Every test runs under all three engines."""
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+from hypothesis.extra import numpy as hnp
+
+import ndengine as nd
+from ndengine.core import views as core_views
+
+pytestmark = pytest.mark.usefixtures("nd_engine")
+
+SMALL_SHAPES = hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=6)
+
+
+def fresh_data(view):
+    """The NumPy view ``_data`` makes for ``view``'s geometry when none was kept."""
+    twin = view._view_of(view.shape, view._offset, view._strides, view.dtype, False)
+    assert twin._view_cache is None
+    return twin._data()
+
+
+def interface(a):
+    found = a.__array_interface__
+    return found["data"][0], found["shape"], found["strides"], found["typestr"]
+
+
+@given(data=st.data(), dtype=st.sampled_from(["float64", "int32", "bool"]))
+def test_a_basic_view_is_numpys_view_of_the_same_memory(data, dtype):
+    shape = data.draw(SMALL_SHAPES, label="shape")
+    base = np.arange(int(np.prod(shape))).astype(dtype).reshape(shape)
+    key = data.draw(hnp.basic_indices(shape, allow_newaxis=True, allow_ellipsis=True),
+                    label="key")
+    x = nd.array(base)
+    parent_key = data.draw(st.sampled_from([(), (slice(None, None, -1),)]), label="parent")
+    parent, expected = x[parent_key], base[parent_key]  # a view of a view too
+    try:
+        want = expected[key]
+    except IndexError:
+        with pytest.raises(IndexError):
+            parent[key]
+        return
+    if not isinstance(want, np.ndarray):  # an int for every axis: a scalar, not a view
+        assert parent[key].item() == want
+        return
+    view = parent[key]
+    assert view.shape == want.shape and view.dtype == want.dtype
+    assert view.base is x  # NumPy's: the owner, for a view of a view too
+    kept = view._view_cache
+    if kept is not None:  # a small array's view carries NumPy's own view of the key
+        if want.size:
+            assert interface(kept) == interface(fresh_data(view))
+        np.testing.assert_array_equal(kept, want)
+    np.testing.assert_array_equal(view.asnumpy(), want)
+
+
+def test_the_geometry_of_a_key_is_asked_of_numpy_once_per_array_geometry(monkeypatch):
+    asked = []
+    fake = nd.NDArray._fake
+
+    def counting_fake(self):
+        asked.append(self.shape)
+        return fake(self)
+    monkeypatch.setattr(nd.NDArray, "_fake", counting_fake)
+    core_views._slicings.clear()
+    u = nd.array(np.arange(10.0))
+    for _ in range(3):
+        assert u[1:-1].shape == (8,) and u[2:][::2].shape == (4,)
+    assert asked == [(10,), (10,), (8,)]  # u[1:-1], u[2:], then [::2] of an (8,) view
+
+
+def test_a_small_arrays_view_of_a_large_one_has_no_numpy_view_until_an_op_runs():
+    x = nd.zeros(1 << 18)  # a pool chunk: no memory before its first op runs
+    view = x[1:-1]
+    assert view._view_cache is None
+    np.testing.assert_array_equal(view.asnumpy(), np.zeros((1 << 18) - 2))
+
+
+def _ops_seen(nd_engine, body):
+    seen = []
+
+    def hook(name, ctx, reads, writes, info, start, end, failed):
+        seen.append(name)
+    previous = nd_engine.set_run_hook(hook)
+    try:
+        body()
+        nd.waitall()
+    finally:
+        nd_engine.set_run_hook(previous)
+    return [name for name in seen if name not in ("delete_variable",)]
+
+
+@pytest.mark.parametrize("key", [slice(1, -1), (slice(None, None, 2),), (Ellipsis, 3),
+                                 (slice(None), None), 4])
+def test_writing_a_view_onto_itself_pushes_nothing(nd_engine, key):
+    u = nd.array(np.arange(10.0))
+    expected = np.arange(10.0)
+
+    def body():
+        view = u[key] if not isinstance(key, int) else u[key:key + 1].reshape(())
+        u[key] = view  # NumPy copies the bytes onto themselves: nothing changes
+    seen = _ops_seen(nd_engine, body)
+    assert not [name for name in seen if "copy" in name or "bulk" in name], seen
+    np.testing.assert_array_equal(u.asnumpy(), expected)
+
+
+def test_writing_another_view_of_the_same_memory_copies(nd_engine):
+    u = nd.array(np.arange(10.0))
+    u[1:] = u[:-1]  # overlapping: NumPy reads it all before writing
+    expected = np.arange(10.0)
+    expected[1:] = expected[:-1].copy()
+    np.testing.assert_array_equal(u.asnumpy(), expected)
+    v = nd.array(np.arange(6.0))
+    v[::-1] = v  # the same memory, another geometry
+    np.testing.assert_array_equal(v.asnumpy(), np.arange(6.0)[::-1])
+
+
+def test_an_augmented_assignment_to_a_slice_of_a_small_array(nd_engine):
+    u0 = np.linspace(0, 1, 50)
+    u = nd.array(u0)
+    for _ in range(20):
+        u[1:-1] += 0.25 * (u[2:] - 2 * u[1:-1] + u[:-2])
+        u0[1:-1] += 0.25 * (u0[2:] - 2 * u0[1:-1] + u0[:-2])
+    np.testing.assert_array_equal(u.asnumpy(), u0)
+
+
+def test_views_made_while_another_thread_writes_the_array_read_the_written_values(nd_engine):
+    u = nd.array(np.zeros(100))
+    done = []
+
+    def writer():
+        for i in range(200):
+            u[:] = float(i)
+        done.append(True)
+    thread = threading.Thread(target=writer)
+    thread.start()
+    thread.join()
+    assert done and np.all(u[10:20].asnumpy() == 199.0)
