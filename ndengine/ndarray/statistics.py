@@ -173,11 +173,12 @@ def _call_numpy(name, args, op_name=None, extra_params=None):
 
 def _call_extended(name, args):
     """sum & co.: the plain reduction unless NumPy's where/initial/mean/correction is given."""
-    if all(args.get(k, _NO_VALUE) is _NO_VALUE or (k == "where" and args[k] is True)
-           for k in _EXTRAS):
-        plain = {k: v for k, v in args.items() if k not in _EXTRAS and v is not _NO_VALUE}
-        return _PLAIN_FUNCTIONS[name](**plain)
-    return _call_numpy(name, args, f"{name}_where")
+    for key in _EXTRAS:  # a loop, not all(): this runs on every reduction
+        value = args.get(key, _NO_VALUE)
+        if value is not _NO_VALUE and not (key == "where" and value is True):
+            return _call_numpy(name, args, f"{name}_where")
+    plain = {k: v for k, v in args.items() if v is not _NO_VALUE and k not in _EXTRAS}
+    return _PLAIN_FUNCTIONS[name](**plain)
 
 
 def _measured(op_name, inputs, params, ctx):

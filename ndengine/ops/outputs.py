@@ -39,6 +39,8 @@ def array_module(x):
 
 def same_view(a, b) -> bool:
     """Whether ``a`` and ``b`` are the very same view (address, shape, strides, dtype)."""
+    if a is b:  # an op's target and output are often one NumPy view (the array's own)
+        return True
     return (data_address(a) == data_address(b)
             and a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype)
 
@@ -62,7 +64,8 @@ def detach_overlapping(inputs, outputs, *, allow_same_view=True, copy=None, xp=n
 
 def write_with_req(out, req: OpReq, compute: Callable, xp=np) -> None:
     """Run ``compute(target)`` so that ``out`` ends up written as ``req`` asks."""
-    req = OpReq(req)
+    if type(req) is not OpReq:  # (the enum's call costs as much as a small kernel)
+        req = OpReq(req)
     if req is OpReq.NULL:
         return
     if req is OpReq.ADD_TO:
@@ -78,4 +81,5 @@ def write_with_req(out, req: OpReq, compute: Callable, xp=np) -> None:
 def single_output(outputs, req):
     if len(outputs) != 1 or len(req) != 1:
         raise ValueError(f"expected one output and one req, got {len(outputs)} and {len(req)}")
-    return outputs[0], OpReq(req[0])
+    request = req[0]
+    return outputs[0], request if type(request) is OpReq else OpReq(request)
