@@ -14,3 +14,9 @@ cpdef invoke(op, inputs, params=*, out=*, ctx=*, ctx_check=*, extra_writes=*, ov
 
 @cython.locals(plan=Plan)
 cpdef tuple _plan(op, inputs, params, out, ctx, ctx_check, list key)
+
+cpdef _aliases(inputs, RawArray out)
+
+@cython.locals(outputs=list, writes=list, outs=list)
+cpdef tuple _make_outputs(op, inputs, params, RawArray out, ctx, engine, plan, key, bint gathering,
+                          bint small, binds_pool)

@@ -318,7 +318,7 @@ def _make_outputs(op, inputs, params, out, ctx, engine, plan, key, gathering, sm
             _wrong_out_shape(op, shape, out)
         if cast_into is not None:  # the run writes fresh temporaries, then casts
             plan = op.plan(inputs, params, key=key[:-1] + (None,), device=device)
-        req = _WRITE_INPLACE if any(x is out for x in inputs) else _WRITE_TO
+        req = _WRITE_INPLACE if _is_input(out, inputs) else _WRITE_TO
         outputs = [out]
     writes = []
     outs = []
@@ -334,6 +334,13 @@ def _make_outputs(op, inputs, params, out, ctx, engine, plan, key, gathering, sm
             else:
                 small = False
     return outputs, writes, outs, req, plan, cast_into, small
+
+
+def _is_input(out, inputs):
+    for x in inputs:
+        if x is out:
+            return True
+    return False
 
 
 def _fuse_or_push(op, inputs, params, out, ctx, engine, plan, key, gathering, small, run,

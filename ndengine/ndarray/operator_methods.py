@@ -57,7 +57,7 @@ def binary(op_name, stem):
             if other is None:
                 return _with_none(getattr(operator, f"i{stem}"), self, None)
             other = _as_operand(other, self.context)
-        invoke(_operator(op_name), [self, other], out=self)
+        invoke(_operator(op_name), [self, other], None, self)  # out=self, as a C call
         return self
 
     return forward, reflected, in_place
@@ -116,7 +116,7 @@ def power(forward, in_place):
         fast = _fast_power(self, other)
         if fast is None:
             return in_place(self, other)
-        invoke(ops.get(fast), [self], out=self)
+        invoke(ops.get(fast), [self], None, self)  # out=self, as a C call
         return self
     return __pow__, __ipow__
 
