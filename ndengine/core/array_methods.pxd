@@ -1,6 +1,7 @@
 # Cython declarations of array_methods.py (the compiled core: ndengine/engine/compiled.py)
 cimport cython
 from ndengine.core.array cimport RawArray
+from ndengine.core.pipeline cimport invoke
 from ndengine.core.views cimport basic_view as _basic_view_of, view_geometry as _view_geometry
 from ndengine.core.keys cimport (normalize_key as _normalize_key, is_basic_key as _is_basic_key,
                                  is_element_key as _is_element_key,

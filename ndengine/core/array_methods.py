@@ -240,7 +240,7 @@ def _setitem(self, key, value):
         whole = (target.size * target.dtype.itemsize == chunk.nbytes
                  and (type(value) is not NDArray or value._chunk is not chunk))
         invoke(ops.get("copy"), [value], {"shape": target.shape, "dtype": target.dtype},
-               out=target, overwrites=(chunk.var,) if whole else ())
+               target, None, True, (), (chunk.var,) if whole else ())  # out, overwrites
     else:
         mask = key if type(key) is np.ndarray else (
             np.asarray(key) if isinstance(key, (bool, np.bool_)) else None)
@@ -252,7 +252,7 @@ def _setitem(self, key, value):
         if _RECORDING[0] and _tape.record_write(invoke, self, key, value, indices):
             return  # autograd recorded the write
         invoke(ops.get("assign_index"), [self, value, *indices],
-               {"key": _memo_key(key, self.shape)}, out=self)
+               {"key": _memo_key(key, self.shape)}, self)  # out=self
 
 
 def _converted_value(self, key, value, target):

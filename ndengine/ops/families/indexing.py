@@ -163,6 +163,12 @@ def take_kernel(inputs, outputs, req, *, key):
     x = np.asarray(inputs[0])
     if len(inputs) > 1:
         key = resolve_key(key, [np.asarray(index) for index in inputs[1:]])
+    elif type(key) is MemoKey and len(key) == 1 and req is not OpReq.ADD_TO:
+        # rows by one NumPy index array (``X[idx]``): gathered straight into out, not into a
+        # temporary copied after (a second pass). memo_key checked its bounds at the call, so
+        # 'wrap' (unbuffered) reads what 'raise' would
+        np.take(x, key[0], axis=0, out=out, mode="wrap")
+        return
     selected = x[key]  # a view for basic keys, a new array for advanced ones
     if req is OpReq.ADD_TO:
         out += selected
