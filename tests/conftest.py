@@ -33,8 +33,8 @@ settings.register_profile(
     "ci", max_examples=10, deadline=None, print_blob=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                            HealthCheck.data_too_large])
-# dev: the README's test command without CI set; 40 examples keep the default suite under 10
-# minutes on a 2-core machine (hypothesis is most of its time: 60 examples took 10.5 min)
+# dev: the README's test command without CI set (two pytest workers, -n 2); 40 examples keep
+# the default suite at about 7 minutes on a 2-core machine (about 12 on one worker)
 settings.register_profile(
     "dev", max_examples=40, deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,

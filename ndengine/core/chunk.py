@@ -56,19 +56,11 @@ COMPILED = not isinstance(_argument_refs, types.FunctionType)
 ARGUMENT_REFS = _argument_refs()
 
 
-class Chunk:
-    """Storage shared by an array and its views: one engine var, made at its first use
-    (``_var`` None until then), and ``data``, a pool buffer taken by the first op that runs
-    on it (None until then)."""
+class _Storage:
+    """What both chunks share: their engine var, made at its first use (``_var`` None until
+    then; see the module docstring)."""
 
-    __slots__ = ("_var", "ctx", "nbytes", "data", "window", "__weakref__")
-
-    def __init__(self, nbytes, ctx):
-        self._var = None
-        self.ctx = ctx
-        self.nbytes = nbytes
-        self.data = None
-        self.window = None  # never gathered (segment.py): only small chunks are
+    __slots__ = ("_var",)
 
     @property
     def var(self):
@@ -80,6 +72,20 @@ class Chunk:
     @var.setter
     def var(self, var):
         self._var = var
+
+
+class Chunk(_Storage):
+    """Storage shared by an array and its views: one engine var (`_Storage`), and ``data``, a
+    pool buffer taken by the first op that runs on it (None until then)."""
+
+    __slots__ = ("ctx", "nbytes", "data", "window", "__weakref__")
+
+    def __init__(self, nbytes, ctx):
+        self._var = None
+        self.ctx = ctx
+        self.nbytes = nbytes
+        self.data = None
+        self.window = None  # never gathered (segment.py): only small chunks are
 
     def allocate(self):
         data = storage.alloc(self.nbytes, self.ctx)
@@ -109,27 +115,16 @@ class Chunk:
             pass
 
 
-class SmallChunk:
+class SmallChunk(_Storage):
     """A small CPU array's storage: one engine var and ``data``, a NumPy array of the array's
     shape and dtype (see the module docstring). The var is made at its first use (``_var``
     None until then): an array made and dropped inside one segment window never needs one,
     and a tiny op's new var cost about a tenth of the op."""
 
-    __slots__ = ("_var", "ctx", "nbytes", "data", "window", "__weakref__")
+    __slots__ = ("ctx", "nbytes", "data", "window", "__weakref__")
 
     def allocate(self):
         return self.data
-
-    @property
-    def var(self):
-        var = self._var
-        if var is None:
-            var = _made_var(self)
-        return var
-
-    @var.setter
-    def var(self, var):
-        self._var = var
 
 
 def _made_var(chunk):
