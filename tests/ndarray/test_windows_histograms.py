@@ -125,6 +125,15 @@ def test_packbits_and_unpackbits(shape, data):
     run_xp(lambda xp: xp.unpackbits(xp.array(a), axis=axis, count=count, bitorder=bitorder))
 
 
+@pytest.mark.parametrize("axis", [None, 0, -1])
+@pytest.mark.parametrize("count", [-100, -32, -33, -1])
+def test_unpackbits_with_a_negative_count_the_input_allows(axis, count):
+    # a count the real input's bits allow, larger than the small stand-in's (a Hypothesis
+    # draw found it: 4x4 uint8, count=-100)
+    a = np.random.default_rng(0).integers(0, 256, (4, 4)).astype("uint8")
+    run_xp(lambda xp: xp.unpackbits(xp.array(a), axis=axis, count=count))
+
+
 def test_bits_errors():
     run_xp(lambda xp: xp.packbits(xp.ones(3)))
     run_xp(lambda xp: xp.unpackbits(xp.ones(3, dtype=xp.int8)))

@@ -136,6 +136,23 @@ def _unpackbits_shapes(shapes, params):
     return [shape[:axis] + (bits,) + shape[axis + 1:]]
 
 
+def _unpackbits_stand_in_params(inputs, params):
+    """unpackbits' params for the stand-in call: a negative ``count`` that the real input's
+    bits allow may exceed the (smaller) stand-in's, and it changes neither the dtype nor
+    NumPy's errors: the stand-in runs without it (the shape rule applies it)."""
+    count = params.get("count")
+    if count is None or type(count) is bool or not isinstance(count, (int, np.integer)) \
+            or count >= 0:
+        return params
+    shape = shape_of(inputs["a"]) or (1,)
+    axis = params.get("axis")
+    if axis is None:
+        bits = 8 * math.prod(shape)
+    else:
+        bits = 8 * shape[normalize_axis_index(axis, len(shape))]
+    return {**params, "count": None} if -count <= bits else params
+
+
 def _functions():
     made = [WindowFunction(name) for name in WINDOWS]
     made.append(HistogramFunction("histogram2d", _histogram2d, None, positional=("x", "y"),
@@ -153,6 +170,7 @@ def _functions():
     made.append(NumpyFunction("packbits", np.packbits, _packbits_shapes,
                               doc="numpy.packbits(a, axis, bitorder)"))
     made.append(NumpyFunction("unpackbits", np.unpackbits, _unpackbits_shapes,
+                              stand_in_params=_unpackbits_stand_in_params,
                               doc="numpy.unpackbits(a, axis, count, bitorder)"))
     return made
 
