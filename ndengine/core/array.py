@@ -10,10 +10,10 @@ This module holds the type: its state (`RawArray`'s slots: ``shape``, ``dtype``,
 ``_offset``, ``_strides`` (None: C order), ``_view_cache`` (the NumPy view of its memory, once
 taken), ``_base`` (a view's owner, NumPy's ``base``; None for an owner)), its attributes, waits
 and values, and its views (geometry computed by NumPy on a stand-in, `_fake`; a view made while
-recording is taped: tape.note_view; the views of basic keys, ``x[1:-1]``: views.py). It imports nothing
-above it: the methods that push ops (copies, ``x[key]``, ``x[key] = v``) are defined above the
-pipeline, in array_methods.py, which sets them on the class (`array_methods.install`, run by
-the package's ``__init__``).
+recording is taped: tape.note_view; the views of basic keys, ``x[1:-1]``: views.py). It
+imports nothing above it: the methods that push ops (copies, ``x[key]``, ``x[key] = v``) are
+defined above the pipeline, in array_methods.py, which sets them on the class
+(`array_methods.install`, run by the package's ``__init__``).
 
 Where a value is asked for (``asnumpy``, ``item``, ``print``, ``wait_to_read``) the caller
 waits (the open segment window that touches the array is pushed first: chunk.flush_window_of);

@@ -180,22 +180,25 @@ def _getitem(self, key):
                   {"key": _memo_key(key, self.shape)})[0]
 
 
+def _view_key(key, ndim):
+    """A basic key as the key of a view: an int for every axis (NumPy's scalar would read the
+    element) gets an Ellipsis, with which NumPy gives the element's 0-d view instead, with
+    the same errors."""
+    if _is_whole_element_key(key, ndim):
+        return (key if type(key) is tuple else (key,)) + (Ellipsis,)
+    return key
+
+
 def _basic_view(self, key, taped=True):
     """The view ``x[key]`` of a basic key; an int for every axis gives the element's 0-d
     view (what ``x[key] = v`` writes)."""
-    if _is_whole_element_key(key, len(self.shape)):
-        # NumPy's scalar would read the element; with an Ellipsis NumPy gives its 0-d
-        # view instead, with the same errors
-        key = (key if type(key) is tuple else (key,)) + (Ellipsis,)
-    return _basic_view_of(self, key, taped)
+    return _basic_view_of(self, _view_key(key, len(self.shape)), taped)
 
 
 def _is_the_view(self, key, value):
     """Whether ``value`` (an NDArray on self's chunk) is exactly the view ``self[key]`` of a
     basic key: the same geometry, computed without making the view."""
-    if _is_whole_element_key(key, len(self.shape)):
-        key = (key if type(key) is tuple else (key,)) + (Ellipsis,)
-    shape, offset, strides = _view_geometry(self, key)
+    shape, offset, strides = _view_geometry(self, _view_key(key, len(self.shape)))
     if value.shape != shape or value._offset != offset or value.dtype != self.dtype:
         return False
     found = value._strides

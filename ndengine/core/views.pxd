@@ -9,6 +9,8 @@ cpdef basic_view(RawArray array, key, bint taped=*)
 @cython.locals(memo=dict)
 cpdef tuple view_geometry(RawArray array, key)
 
+cdef tuple _asked_of_numpy(RawArray array, key)
+
 @cython.locals(found=list)
 cpdef _slicing_key(RawArray array, key)
 

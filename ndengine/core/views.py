@@ -14,6 +14,9 @@ from .tape import RECORDING as _RECORDING, note_view as _note_view
 
 __all__ = ["basic_view", "view_geometry"]
 
+_slicings = {}  # _slicing_key -> (shape, offset from the parent's or None: 0, strides)
+
+
 def basic_view(array, key, taped=True):
     """The view NumPy gives for ``array[key]``, a basic key that is not an int for every axis
     (NumPy answers it with a view, never a scalar read from memory): its geometry from
@@ -41,27 +44,25 @@ def view_geometry(array, key):
     geometry, key) (``_slicings``): a loop's ``u[1:-1]`` asks NumPy once."""
     slicing = _slicing_key(array, key)
     memo = _slicings
-    if slicing is not None:
-        found = memo.get(slicing)
-        if found is not None:
-            shape, delta, strides = found
-            return shape, 0 if delta is None else array._offset + delta, strides
+    found = None if slicing is None else memo.get(slicing)
+    if found is None:
+        found = _asked_of_numpy(array, key)
+        if slicing is not None:
+            if len(memo) >= _FAKES_LIMIT:
+                memo.clear()
+            memo[slicing] = found
+    shape, delta, strides = found
+    return shape, 0 if delta is None else array._offset + delta, strides
+
+
+def _asked_of_numpy(array, key):
+    """(shape, byte offset from the array's or None: 0, byte strides) of ``array[key]``, as
+    NumPy's view of the stand-in gives them."""
     fake, base = array._fake()
     fake_view = fake[key]
-    if fake_view.size == 0:
-        delta = None  # NumPy's offset may point past the end of the (empty) buffer
-    else:
-        delta = fake_view.__array_interface__["data"][0] - base
-    geometry = (fake_view.shape, delta, fake_view.strides)
-    if slicing is not None:
-        if len(memo) >= _FAKES_LIMIT:
-            memo.clear()
-        memo[slicing] = geometry
-    return fake_view.shape, 0 if delta is None else array._offset + delta, fake_view.strides
-
-
-_slicings = {}  # _slicing_key -> (shape, offset from the parent's or None: 0, strides)
-
+    # an empty view's offset may point past the end of the (empty) buffer: None, offset 0
+    delta = None if fake_view.size == 0 else fake_view.__array_interface__["data"][0] - base
+    return fake_view.shape, delta, fake_view.strides
 
 
 def _slicing_key(array, key):

@@ -123,13 +123,19 @@ def _packbits_shapes(shapes, params):
     return [shape[:axis] + (-(-shape[axis] // 8),) + shape[axis + 1:]]
 
 
-def _unpackbits_shapes(shapes, params):
-    shape = shapes["a"] or (1,)
-    axis, count = params.get("axis"), params.get("count")
+def _unpacked_axis(shape, axis):
+    """The shape unpackbits works on (a 0-d input as one element; ``axis`` None: flattened),
+    its axis normalized, and how many bits that axis unpacks to before ``count``."""
+    shape = shape or (1,)
     if axis is None:
         shape, axis = (math.prod(shape),), 0
     axis = normalize_axis_index(axis, len(shape))
-    bits = shape[axis] * 8
+    return shape, axis, shape[axis] * 8
+
+
+def _unpackbits_shapes(shapes, params):
+    count = params.get("count")
+    shape, axis, bits = _unpacked_axis(shapes["a"], params.get("axis"))
     if count is not None:
         count = operator.index(count)
         bits = count if count >= 0 else max(bits + count, 0)
@@ -144,12 +150,7 @@ def _unpackbits_stand_in_params(inputs, params):
     if count is None or type(count) is bool or not isinstance(count, (int, np.integer)) \
             or count >= 0:
         return params
-    shape = shape_of(inputs["a"]) or (1,)
-    axis = params.get("axis")
-    if axis is None:
-        bits = 8 * math.prod(shape)
-    else:
-        bits = 8 * shape[normalize_axis_index(axis, len(shape))]
+    bits = _unpacked_axis(shape_of(inputs["a"]), params.get("axis"))[2]
     return {**params, "count": None} if -count <= bits else params
 
 
