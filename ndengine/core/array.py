@@ -63,13 +63,14 @@ class NDArray(RawArray):
     __hash__ = None  # comparisons return arrays, like NumPy's
 
     # ------------------------------------------------------------ construction (internal)
-    def _view_of(self, shape, offset, strides, dtype=None, taped=True):
+    def _view_of(self, shape, offset, strides, dtype=None, taped=True, data=None):
         """Another view of this array's chunk (``shape`` and ``strides`` tuples, ``strides``
         None: C order), on autograd's tape while recording, unless ``taped`` is False: a view
-        for our own use, which no user sees."""
+        for our own use, which no user sees. ``data``: NumPy's view of the memory, if at hand
+        (else ``_data`` makes it when needed)."""
         base = self._base
         view = _new_view(self._chunk, shape, self.dtype if dtype is None else dtype, offset,
-                         strides, self if base is None else base, None)  # NumPy's base: the owner
+                         strides, self if base is None else base, data)  # NumPy's base: the owner
         if taped and _RECORDING[0]:
             _note_view(self, view)
         return view
@@ -149,7 +150,7 @@ class NDArray(RawArray):
 
     @property
     def T(self):
-        return self.transpose()
+        return self._axes_reversed()
 
     @property
     def base(self):
@@ -358,11 +359,25 @@ class NDArray(RawArray):
 
     def transpose(self, *axes):
         if not axes:
-            axes = None
-        elif len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            return self._axes_reversed()
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]  # transpose(()) is NumPy's "axes don't match array" (ndim > 0)
         fake, base = self._fake()
         return self._view_like(fake.transpose(axes), base)
+
+    def _axes_reversed(self):
+        """NumPy's transpose without axes (``x.T``): shape and strides reversed over the same
+        memory, computed here (NumPy's transpose of the stand-in costs four times more); a
+        small array's view carries NumPy's own, ``.T`` of its data."""
+        strides = self._strides
+        if strides is None:
+            strides = c_strides(self.shape, self.dtype.itemsize)
+        data = self._view_cache
+        if data is not None and type(self._chunk) is SmallChunk:
+            data = data.T
+        else:
+            data = None
+        return self._view_of(self.shape[::-1], self._offset, strides[::-1], None, True, data)
 
     def flatten(self):
         return self.copy().reshape(-1)  # always a copy, as in NumPy

@@ -265,8 +265,30 @@ def _doc(name, family):
     return doc
 
 
-FUNCTIONS = {name: signed_function(name, parameters, _CALLERS[family], lead=(name,),
-                                   by_name=True, doc=_doc(name, family))
+def _plain_shortcut(name, parameters):
+    """sum & co.'s first line: with none of NumPy's extras (nor out, dtype), an NDArray goes
+    straight to the plain reduction (the dict of arguments and the extras' check cost as
+    much as the rest of the call)."""
+    names = [n for n in ("dtype", "out", "initial", "where", "mean", "correction")
+             if f" {n}=" in f" {parameters}"]
+    condition = " and ".join(["type(a) is NDArray"] + [
+        f"{n} is {'None' if n in ('dtype', 'out') else '_NoValue'}" for n in names])
+    arguments = "axis=axis, keepdims=False if keepdims is _NoValue else keepdims"
+    if "ddof=" in parameters:
+        arguments += ", ddof=ddof"
+    return condition, f"plain(a, {arguments})"
+
+
+def _function(name, parameters, family):
+    shortcut = scope = None
+    if family == "extended":
+        shortcut = _plain_shortcut(name, parameters)
+        scope = {"NDArray": NDArray, "_NoValue": _NO_VALUE, "plain": _PLAIN_FUNCTIONS[name]}
+    return signed_function(name, parameters, _CALLERS[family], lead=(name,), by_name=True,
+                           shortcut=shortcut, scope=scope, doc=_doc(name, family))
+
+
+FUNCTIONS = {name: _function(name, parameters, family)
              for name, (parameters, family) in TABLE.items()}
 
 

@@ -23,7 +23,10 @@ The signature (``signature``) is a flat tuple.  Each input adds its key parts:
   (``Operator.scalars_by_type``: the element-wise ops, whose checks cover the values), else
   ``(type, value)``;
 
-then the params' key (``param_key``) and the write target's key (``target_key``: None for
+then the params' key (``param_key``: per param its name and value; a value of a type
+registered with ``key_by_spec`` keys by its ``spec`` attribute, a plain tuple hashed and
+compared in C: an index key holding index arrays keys by their dtypes and shapes) and the
+write target's key (``target_key``: None for
 fresh C-contiguous outputs written with WRITE_TO / WRITE_INPLACE).  Callers with array types
 of their own (the NDArray layer) build the same tuple from their own attributes.  A key
 that cannot be hashed (an index array in the params) gets a plan built the same way but not
@@ -48,6 +51,7 @@ import numpy as np
 from .dtypes import SUPPORTED_DTYPES, is_array_spec
 
 __all__ = ["OpReq", "Plan", "PlanMemo", "PLAN_MEMO_LIMIT", "signature", "param_key", "target_key",
+           "key_by_spec",
            "input_key", "is_c_contiguous", "numpy_aliases", "SCALAR_TYPES", "NUMPY_SCALAR_TYPES"]
 
 
@@ -155,6 +159,16 @@ def param_key(params, value_params=(), unkeyed=()):
     return tuple(parts)
 
 
+_SPEC_KEYED = set()  # param value types keyed by their ``spec`` (``key_by_spec``)
+
+
+def key_by_spec(kind):
+    """Params of type ``kind`` key plans by their ``spec`` attribute (all a plan depends on),
+    not by themselves; returns ``kind`` (a class decorator)."""
+    _SPEC_KEYED.add(kind)
+    return kind
+
+
 def _exact(value):
     """A key part that tells apart the values NumPy treats differently though they compare
     equal: 2, 2.0 and True; -0.0 and 0.0; (2, 3) and (2, 3.0)."""
@@ -163,6 +177,8 @@ def _exact(value):
         return kind, tuple(_exact(part) for part in value)
     if kind is float:
         return kind, repr(value)
+    if kind in _SPEC_KEYED:
+        return kind, value.spec
     return kind, value
 
 

@@ -79,13 +79,25 @@ __all__ = ["shape_of", "broadcast_shapes", "check_shape", "normalize_axes", "nor
            "reduced_shape", "c_strides", "f_strides"]
 
 
+_C_STRIDES_LIMIT = 4096
+_c_strides = {}  # (shape, itemsize) -> c_strides: an array's ``strides`` and ``.T`` read it
+
+
 def c_strides(shape, itemsize) -> tuple:
     """The byte strides of a C-contiguous array of ``shape`` (an empty axis counts as 1)."""
-    strides, step = [], itemsize
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
+    key = (shape, itemsize) if type(shape) is tuple else None
+    found = None if key is None else _c_strides.get(key)
+    if found is None:
+        strides, step = [], itemsize
+        for n in reversed(shape):
+            strides.append(step)
+            step *= max(n, 1)
+        found = tuple(reversed(strides))
+        if key is not None:
+            if len(_c_strides) >= _C_STRIDES_LIMIT:
+                _c_strides.clear()
+            _c_strides[key] = found
+    return found
 
 
 def f_strides(shape, itemsize) -> tuple:

@@ -394,3 +394,62 @@ def test_a_ready_slot_calls_the_compiled_specialisation_without_dispatch(jit_aft
         np.testing.assert_array_equal(out, x + 1)
     not_a_dispatcher = FakeNumbaLoop()
     assert dl._bound_entry(not_a_dispatcher, DTYPES) is not_a_dispatcher
+
+
+@pytest.mark.usefixtures("nd_engine")
+@pytest.mark.parametrize("name, dtype", [
+    ("add", "int32"), ("subtract", "float32"), ("multiply", "float64"),
+    ("true_divide", "float32"), ("maximum", "float64"), ("floor_divide", "int64"),
+    ("mod", "int32"), ("minimum", "float32")])
+def test_in_place_ops_run_the_in_place_loops_with_numpys_values(jit_after, monkeypatch, name,
+                                                                dtype):
+    """``x op= y`` and ``x op= 3`` run the loops that read x from the output (which LLVM
+    vectorises), once compiled and measured faster, and give NumPy's values."""
+    jit_after(0)
+    monkeypatch.setattr(dl, "_records", {})
+    size = next(_FRESH_SIZES)
+    rng = np.random.default_rng(size)
+    base = (rng.random(size) * 20 - 10).astype(dtype)
+    other = (rng.integers(1, 5, size) * rng.choice([-1, 1], size)).astype(dtype)
+    function, ufunc = getattr(nd, name), getattr(np, name)
+    for round in range(3):  # compiled, measured, then the loop kept
+        if round == 1:  # Numba's loop measured faster
+            monkeypatch.setattr(dl, "time", TrialClock(0.5, 1.0))
+        x, want = nd.array(base), base.copy()
+        function(x, nd.array(other), out=x)
+        ufunc(want, other, out=want)
+        function(x, 3, out=x)
+        ufunc(want, 3, out=want)
+        np.testing.assert_array_equal(x.asnumpy(), want)
+    loops = elementwise.spec(name).numba_loops
+    for loop in (loops.serial_in_place, loops.serial_array_scalar_in_place):
+        assert dl.state_of(loop, (np.dtype(dtype),) * 3)[0] == dl.READY
+
+
+@pytest.mark.usefixtures("nd_engine")
+def test_an_in_place_unary_op_runs_its_in_place_loop(jit_after, monkeypatch):
+    jit_after(0)
+    monkeypatch.setattr(dl, "_records", {})
+    base = np.linspace(-3, 3, next(_FRESH_SIZES)).astype(np.int64)
+    for round in range(3):
+        if round == 1:
+            monkeypatch.setattr(dl, "time", TrialClock(0.5, 1.0))
+        x = nd.array(base)
+        nd.negative(x, out=x)
+        np.testing.assert_array_equal(x.asnumpy(), -base)
+    loop = elementwise.spec("negative").numba_loops.serial_in_place
+    assert dl.state_of(loop, (np.dtype(np.int64),) * 2)[0] == dl.READY
+
+
+def test_in_place_loops_read_the_first_operand_where_it_is_not_the_output():
+    """A plan's run may be reused on other buffers (a fused window run op by op writes into a
+    scratch output): an in-place loop then reads its first operand, not the output."""
+    loops = elementwise.spec("subtract").numba_loops
+    x, y, two = np.arange(7.0), np.full(7, 2.0), np.array([2.0])
+    for loop, other in ((loops.serial_in_place, y), (loops.serial_array_scalar_in_place, two)):
+        out = np.full(7, np.nan)
+        loop(x, other, out)
+        np.testing.assert_array_equal(out, x - 2)
+        same = x.copy()
+        loop(same, other, same)
+        np.testing.assert_array_equal(same, x - 2)

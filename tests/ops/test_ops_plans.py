@@ -426,8 +426,8 @@ def test_overlapping_views_still_detached():
 
 @pytest.mark.parametrize("dtype", ["int8", "int64", "float32", "float64"])
 def test_in_place_ops_on_both_sides_of_the_numpy_loop_size_match_numpy(dtype):
-    """From INPLACE_NUMPY_ELEMENTS on, an op written into its first input runs NumPy's loop
-    (an in-place Numba loop is not vectorised); below, the Numba loop: both give NumPy's."""
+    """An op written into its first input runs the in-place loop (or, for loops without one,
+    NumPy's from INPLACE_NUMPY_ELEMENTS on): every size gives NumPy's values."""
     from ndengine.ops.elementwise.operators import INPLACE_NUMPY_ELEMENTS
     for size in (INPLACE_NUMPY_ELEMENTS - 1, INPLACE_NUMPY_ELEMENTS, 3 * INPLACE_NUMPY_ELEMENTS + 5):
         base = (np.arange(size) % 23 - 11).astype(dtype)

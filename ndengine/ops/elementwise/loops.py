@@ -59,6 +59,13 @@ class LoopKernels(NamedTuple):
     parallel_array_scalar: object = None
     serial_scalar_array: object = None    # binary: first operand is one element
     parallel_scalar_array: object = None
+    # serial loops for a first operand that is the output's own memory (x -= y, x *= 0.9):
+    # where it is (the same address), it is read from the output. LLVM vectorises a loop only
+    # where its output cannot overlap an input, and given one buffer twice it runs the loop
+    # scalar (x /= 256 on 2,560 float32: 2.3 us against 0.5 us). Called as the others; other
+    # buffers (a plan's run reused on a fused window's blocks) take the plain loop.
+    serial_in_place: object = None
+    serial_array_scalar_in_place: object = None
 
 
 # A parallel loop runs one contiguous part per thread (the flags are per thread), each part's
@@ -109,7 +116,19 @@ def unary_kernels(f) -> LoopKernels:
             raised[p] = fp_flags()
         return combined_flags(raised)
 
-    return LoopKernels(serial, parallel)
+    @njit(**_JIT)
+    def serial_in_place(x, out):
+        source
+        fp_clear()
+        if x.ctypes.data == out.ctypes.data:
+            for i in range(out.size):
+                out[i] = f(out[i])
+        else:
+            for i in range(out.size):
+                out[i] = f(x[i])
+        return fp_flags()
+
+    return LoopKernels(serial, parallel, serial_in_place=serial_in_place)
 
 
 def binary_kernels(f) -> LoopKernels:
@@ -184,8 +203,34 @@ def binary_kernels(f) -> LoopKernels:
             raised[p] = fp_flags()
         return combined_flags(raised)
 
+    @njit(**_JIT)
+    def serial_in_place(x, y, out):
+        source
+        fp_clear()
+        if x.ctypes.data == out.ctypes.data:
+            for i in range(out.size):
+                out[i] = f(out[i], y[i])
+        else:
+            for i in range(out.size):
+                out[i] = f(x[i], y[i])
+        return fp_flags()
+
+    @njit(**_JIT)
+    def serial_array_scalar_in_place(x, y, out):
+        source
+        fp_clear()
+        b = y[0]
+        if x.ctypes.data == out.ctypes.data:
+            for i in range(out.size):
+                out[i] = f(out[i], b)
+        else:
+            for i in range(out.size):
+                out[i] = f(x[i], b)
+        return fp_flags()
+
     return LoopKernels(serial, parallel, serial_array_scalar, parallel_array_scalar,
-                       serial_scalar_array, parallel_scalar_array)
+                       serial_scalar_array, parallel_scalar_array, serial_in_place,
+                       serial_array_scalar_in_place)
 
 
 def ternary_kernels(f) -> LoopKernels:

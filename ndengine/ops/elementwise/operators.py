@@ -47,10 +47,12 @@ __all__ = ["ElementwiseSpec", "ComparisonSpec", "UnaryLikeSpec", "ReluSpec", "Ro
 
 _PLAIN_REQS = (None, OpReq.WRITE_TO, OpReq.WRITE_INPLACE)
 _FULL, _ONE = "full", "one"  # an operand of the output's size, or a single element
-# A flat run whose output is its first input (x -= y) from this size on runs NumPy's loop, not
-# Numba's: LLVM vectorises a loop only when its output cannot overlap an input, so an
-# in-place Numba loop runs scalar (float32, 64K elements: 19.6 us, NumPy's 6.7 us; they
-# cross at about 4K elements, below which NumPy's call costs more than the loop).
+# A flat run whose output is its first input (x -= y) runs the loops' in-place variant
+# (``LoopKernels.serial_in_place``), which reads that operand from the output. Loops without
+# one run NumPy's loop from this size on, not Numba's: LLVM vectorises a loop only when its
+# output cannot overlap an input, so an in-place Numba loop runs scalar (float32, 64K
+# elements: 19.6 us, NumPy's 6.7 us; they cross at about 4K elements, below which NumPy's
+# call costs more than the loop).
 INPLACE_NUMPY_ELEMENTS = 4096
 
 
@@ -269,7 +271,10 @@ class ElementwiseSpec:
         if _FULL not in kinds:  # every operand one element: the first runs as the array
             kinds[0] = _FULL
         loops, parallel = self.plan_loops(computation, out_dtype), use_parallel(size)
-        loop = _pick_loop(loops, kinds, parallel)
+        # the first operand is the output's memory, read as it is: the in-place loop
+        in_place = (not parallel and aliases and aliases[0] == SAME_VIEW and kinds[0] is _FULL
+                    and np.dtype(inputs[0].dtype) == computation[0])  # (not cast)
+        loop = _pick_loop(loops, kinds, parallel, in_place)
         if loop is None:
             return None
         if self.scalar is None or loops is not self.numba_loops:
@@ -278,7 +283,7 @@ class ElementwiseSpec:
             numpy_loop = _pick_loop(self.extended_loops, kinds, parallel) if self.defers_compile \
                 else None
             if numpy_loop is not None and aliases and aliases[0] == SAME_VIEW and not parallel \
-                    and size >= INPLACE_NUMPY_ELEMENTS:
+                    and size >= INPLACE_NUMPY_ELEMENTS and not _is_in_place_loop(loops, loop):
                 slot = [numpy_loop]  # in place (x -= y): see INPLACE_NUMPY_ELEMENTS
             else:
                 slot = bind_deferred(loop, numpy_loop, (*computation, out_dtype))
@@ -311,16 +316,26 @@ def _writes_plainly(target, aliases, req, out_dtype):
         target is None or np.dtype(target.dtype) == out_dtype)
 
 
-def _pick_loop(loops, kinds, parallel):
-    """The one 1-D loop for operands of these kinds, or None (the general run)."""
+def _pick_loop(loops, kinds, parallel, in_place=False):
+    """The one 1-D loop for operands of these kinds, or None (the general run); ``in_place``:
+    the first operand is the output's memory (its in-place variant, where the loops have
+    one)."""
     if all(kind is _FULL for kind in kinds):
+        if in_place and loops.serial_in_place is not None:
+            return loops.serial_in_place
         return loops.parallel if parallel else loops.serial
     if len(kinds) == 2:
         if kinds[0] is _FULL:
+            if in_place and loops.serial_array_scalar_in_place is not None:
+                return loops.serial_array_scalar_in_place
             return loops.parallel_array_scalar if parallel else loops.serial_array_scalar
         if kinds[1] is _FULL:
             return loops.parallel_scalar_array if parallel else loops.serial_scalar_array
     return None
+
+
+def _is_in_place_loop(loops, loop):
+    return loop is not None and loop in (loops.serial_in_place, loops.serial_array_scalar_in_place)
 
 
 class RoundSpec(ElementwiseSpec):

@@ -8,8 +8,9 @@ A plan's run is one of three kinds (``ElementwiseSpec.make_run`` picks it, once 
   raveled, or cast; scalar: a 1-element array of the computation dtype, kept per value)
   and calls the one 1-D loop the plan chose (serial or ``prange``; array-array,
   array-scalar or scalar-array) -- nothing else;
-  (an output that is its first input runs NumPy's loop from ``INPLACE_NUMPY_ELEMENTS`` on:
-  LLVM does not vectorise a loop whose output may be an input);
+  (an output that is its first input runs the loop that reads that operand from the output,
+  ``serial_in_place``: LLVM does not vectorise a loop whose output may be an input; for loops
+  without one, NumPy's loop from ``INPLACE_NUMPY_ELEMENTS`` on);
 * ufunc: broadcasting or strided operands of an op whose ufunc is the op itself, no array
   to cast, no overlap but the same view: the ufunc's own call (``ufunc_run``), which drives a
   broadcast 2-3x faster than the buffered nditer below;
@@ -238,7 +239,7 @@ def numpy_loops(fn: Callable, arity: int = 1) -> LoopKernels:
         split_run(serial, args)
 
     if arity != 2:
-        return LoopKernels(serial, parallel)
+        return LoopKernels(serial, parallel, serial_in_place=serial)  # NumPy copes with out=x
 
     def serial_array_scalar(x, y, out):
         fn(x, y[0], out=out)
@@ -255,7 +256,7 @@ def numpy_loops(fn: Callable, arity: int = 1) -> LoopKernels:
         split_run(lambda ys, outs: fn(a, ys, out=outs), (y, out))
 
     return LoopKernels(serial, parallel, serial_array_scalar, parallel_array_scalar,
-                          serial_scalar_array, parallel_scalar_array)
+                       serial_scalar_array, parallel_scalar_array, serial, serial_array_scalar)
 
 
 def numpy_typed_loops(fn: Callable, dtypes, fallback: LoopKernels,

@@ -112,8 +112,19 @@ class Reduction:
     def plan(self, op, inputs, params, target, aliases, req) -> Plan:
         """The op's planner: NumPy's own ufunc.reduce call when it does it all, else the
         general kernel."""
-        return Plan(op.general_infer(inputs, params),
-                    self._reduce_run(inputs, params, aliases, req) or kernel_run(self.kernel))
+        outputs = op.general_infer(inputs, params)
+        return Plan(outputs, self._reduce_run(inputs, params, aliases, req)
+                    or self._function_run(inputs, params, aliases, req, outputs[0][1])
+                    or kernel_run(self.kernel))
+
+    @staticmethod
+    def _plain_call(inputs, params, aliases, req):
+        """Whether the call is one the kernel's general path would pass straight to NumPy:
+        a plain write, no overlap, a bool keepdims, an array input, known params."""
+        x = inputs[0] if len(inputs) == 1 else None
+        return (req in (None, _WRITE_TO, _WRITE_INPLACE) and not any(aliases or ())
+                and type(params.get("keepdims", False)) is bool and is_array_spec(x)
+                and not isinstance(x, np.generic) and params.keys() <= _REDUCTION_PARAMS)
 
     def _reduce_run(self, inputs, params, aliases, req):
         """np.sum(x, axis, out=out, keepdims=k) on an ndarray is exactly
@@ -123,12 +134,9 @@ class Reduction:
         axis = params.get("axis")
         keepdims = params.get("keepdims", False)
         dtype = params.get("dtype")
-        x = inputs[0] if len(inputs) == 1 else None
-        if (ufunc is None or req not in (None, _WRITE_TO, _WRITE_INPLACE) or any(aliases or ())
-                or type(keepdims) is not bool or not is_array_spec(x)
-                or isinstance(x, np.generic) or not params.keys() <= _REDUCTION_PARAMS):
+        if ufunc is None or not self._plain_call(inputs, params, aliases, req):
             return None
-        ndim = len(shape_of(x))
+        ndim = len(shape_of(inputs[0]))
         if axis is None:
             axes = None
         elif type(axis) is int and -ndim <= axis < ndim:
@@ -138,6 +146,38 @@ class Reduction:
 
         def run(inputs, outputs, req, params):
             ufunc.reduce(inputs[0], axes, dtype, outputs[0], keepdims=keepdims)
+        return run
+
+    def _function_run(self, inputs, params, aliases, req, result_dtype):
+        """mean, std, var, argmax, ... (and sum & co. over several axes): the NumPy function
+        call the kernel makes, its arguments decided at plan time, where none of the
+        kernel's special cases (empty input, float16 statistics, int results of std/var)
+        can arise."""
+        if not self._plain_call(inputs, params, aliases, req):
+            return None
+        x, fn, keepdims = inputs[0], self.numpy_fn, params.get("keepdims", False)
+        axis = params.get("axis")
+        axes = self.axes(x, axis)
+        shape = shape_of(x)
+        if math.prod(shape[a] for a in axes) == 0:
+            return None
+        if self.name in _ARG_REDUCTIONS:
+            def run(inputs, outputs, req, params):
+                outputs[0][...] = fn(inputs[0], axis=axis, keepdims=keepdims)
+            return run
+        extra = {"ddof": params.get("ddof", 0)} if self.name in ("std", "var") else {}
+        if params.get("dtype") is not None:
+            extra["dtype"] = params["dtype"]
+        out_dtype = params.get("out_dtype")
+        if out_dtype is None and (self.name in _STATISTICS and x.dtype == np.float16
+                                  or extra and result_dtype.kind in "iub"):
+            return None
+        if self.name == "mean" and not extra and out_dtype is None:
+            return _mean_run(x.dtype, shape, axis, axes, keepdims)
+        axis = None if axis is None else axes
+
+        def run(inputs, outputs, req, params):
+            fn(inputs[0], axis=axis, keepdims=keepdims, out=outputs[0], **extra)
         return run
 
     def kernel(self, inputs, outputs, req, axis=None, keepdims=False, ddof=0, dtype=None,
@@ -192,6 +232,23 @@ class Reduction:
                           f"keepdims" + (", ddof" if self.name in ("std", "var") else "") +
                           ("" if self.name in _ARG_REDUCTIONS else ", dtype"))
         return add_operator(op)
+
+
+def _mean_run(dtype, shape, axis, axes, keepdims):
+    """np.mean(x, axis, out=out) is NumPy's ``_methods._mean``: add.reduce (in float64 for
+    integer and bool input) into out, then out divided in place by the count as an intp (a
+    strong int: the division promotes as NumPy's does). The same two calls, without the ~3 us
+    of Python around them (float16 input is computed in float32 there: not this run)."""
+    sum_dtype = np.dtype(np.float64) if dtype.kind in "iub" else None
+    count = np.intp(math.prod(shape[a] for a in axes))
+    axis = None if axis is None else axes
+    add, divide = np.add.reduce, np.true_divide
+
+    def run(inputs, outputs, req, params):
+        out = outputs[0]
+        add(inputs[0], axis, sum_dtype, out, keepdims=keepdims)
+        divide(out, count, out=out, casting="unsafe")
+    return run
 
 
 def register_all() -> None:

@@ -69,7 +69,9 @@ A _Record, field by field:
                has no loop for: the Numba loop runs, compiled at that call).
                Without a NumPy loop a failed compile leaves it WAITING: each call tries again
                and raises, as a Numba dispatcher's call does. Without a NumPy loop a compile
-               goes straight to READY (nothing to measure against).
+               goes straight to READY (nothing to measure against), and so does one
+               bound with ``measure=False`` (its NumPy stand-in is known slower).
+    measure    False: the compile goes straight to READY (above).
     failure    why the last compile failed, or None.
 
 Invariant: a record is MEASURING, READY or NUMPY_FASTER only once its Numba loop has a
@@ -135,11 +137,12 @@ def set_jit_after(count: int) -> int:
 
 
 class _Record:
-    __slots__ = ("numba_loop", "numpy_loop", "calls", "state", "failure")
+    __slots__ = ("numba_loop", "numpy_loop", "measure", "calls", "state", "failure")
 
-    def __init__(self, numba_loop, numpy_loop):
+    def __init__(self, numba_loop, numpy_loop, measure=True):
         self.numba_loop = numba_loop
         self.numpy_loop = numpy_loop
+        self.measure = measure
         self.calls = 0
         self.state = WAITING
         self.failure = None
@@ -188,7 +191,7 @@ class _Record:
         return False
 
     def _set_compiled(self):
-        self.state = READY if self.numpy_loop is None else MEASURING
+        self.state = MEASURING if self.numpy_loop is not None and self.measure else READY
 
     def _measure(self, args):
         """Time both loops on ``args`` (their first TRIAL_ELEMENTS elements) into a scratch
@@ -288,22 +291,23 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_requeue_in_child)
 
 
-def _record(numba_loop, numpy_loop, types) -> _Record:
+def _record(numba_loop, numpy_loop, types, measure=True) -> _Record:
     key = (numba_loop, types, numpy_loop is not None)
     record = _records.get(key)
     if record is None:
         with _lock:
-            record = _records.setdefault(key, _Record(numba_loop, numpy_loop))
+            record = _records.setdefault(key, _Record(numba_loop, numpy_loop, measure))
     return record
 
 
-def bind(numba_loop, numpy_loop, dtypes) -> list:
+def bind(numba_loop, numpy_loop, dtypes, measure=True) -> list:
     """A plan's slot for one loop called with operands and output of ``dtypes``: a one-item
     list whose item is the callable to call. It runs NumPy's loop (``numpy_loop``; None: none)
     while the Numba loop's signature waits or compiles, and puts the loop kept in the slot:
     the Numba loop's compiled specialisation for ``dtypes`` once READY (`_bound_entry`),
-    NumPy's once NUMPY_FASTER."""
-    record = _record(numba_loop, numpy_loop, tuple(dtypes))
+    NumPy's once NUMPY_FASTER. ``measure`` False: no trial, the Numba loop is kept once
+    compiled (a function that is no element-wise loop, whose stand-in is known slower)."""
+    record = _record(numba_loop, numpy_loop, tuple(dtypes), measure)
     if record.state is READY:
         return [_bound_entry(numba_loop, dtypes)]
     if record.state is NUMPY_FASTER:
