@@ -39,6 +39,7 @@ MODULES = (
     "ndengine.ops.elementwise.runs",
     "ndengine.core.fp_errors",
     "ndengine.core.at_once",
+    "ndengine.core.storage",
     "ndengine.core.chunk",
     "ndengine.core.array",
     "ndengine.core.views",

@@ -91,6 +91,35 @@ def test_out_of_bounds_raises_at_the_call_after_a_planned_key(bad):
     np.testing.assert_array_equal(X.asnumpy(), a)  # nothing was written
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "uint32", "int64",
+                                   "uint64"])
+def test_the_compiled_bounds_check_finds_numpys_out_of_bounds_indices(dtype, monkeypatch):
+    """The bounds of an index array are checked by a Numba loop once it is compiled (NumPy's
+    reductions before): both find exactly NumPy's IndexErrors, at the call."""
+    from ndengine.ops.families import indexing
+    from ndengine.ops.runtime import compile_queue, deferred_loops
+    monkeypatch.setattr(deferred_loops, "_jit_after", 0)
+    monkeypatch.setattr(indexing, "_outside_slots", {})  # a fresh slot: the loop compiles
+    a = np.arange(130.0)
+    X = nd.array(a)
+    info = np.iinfo(dtype)
+    for _ in range(2):  # the compile, then the compiled loop
+        for values in ([0, 129], [info.min, 0], [info.max], [130], [-130], [-131], [3] * 9):
+            if not all(info.min <= v <= info.max for v in values):
+                continue
+            key = np.array(values, dtype=object).astype(dtype)
+            try:
+                want = a[key]
+            except IndexError:
+                with pytest.raises(IndexError):
+                    X[key]
+            else:
+                np.testing.assert_array_equal(X[key].asnumpy(), want)
+        assert compile_queue.drain(60)
+    slot = indexing._outside_slots[np.dtype(dtype)]
+    assert slot[0] is indexing._outside_loop  # the Numba loop runs
+
+
 @pytest.mark.usefixtures("nd_engine")
 @pytest.mark.parametrize("key", [
     (np.array([1, 0]), Ellipsis), (None, np.array([2])), np.array([True, False, True, False]),

@@ -8,7 +8,8 @@ import numpy as np
 from ..dtypes import check_dtype, promotion_operand, result_type
 from .numpy_operators import numpy_operator, stand_in
 from ..outputs import detach_overlapping, single_output, write_with_req
-from ..registry import OpReq, add_operator, numpy_backed
+from ..plans import Plan
+from ..registry import OpReq, add_operator, kernel_run, numpy_backed
 from ..shapes import broadcast_shapes, shape_of
 
 
@@ -80,6 +81,26 @@ def _linalg_kernel(numpy_fn, blas_needs_contiguous_out):
 
         write_with_req(out, req, compute)
     return kernel
+
+
+def _linalg_planner(numpy_fn, blas_needs_contiguous_out):
+    """The planner of dot and matmul: the kernel's NumPy call itself where the kernel would
+    pass the call straight on (a plain write to a fresh output, no overlap, NumPy's own
+    spelling of the result dtype), else the kernel."""
+    kernel = _linalg_kernel(numpy_fn, blas_needs_contiguous_out)
+
+    def direct_run(inputs, outputs, req, params):
+        numpy_fn(inputs[0], inputs[1], out=outputs[0])
+
+    def plan(op, inputs, params, target, aliases, req):
+        outputs = op.general_infer(inputs, params)
+        direct = (req in (None, OpReq.WRITE_TO, OpReq.WRITE_INPLACE) and not any(aliases or ())
+                  and not params and target is None)
+        if blas_needs_contiguous_out:  # np.dot's out must be spelled as its result dtype:
+            # one spelling per float dtype, two for some ints ('l', 'q'), whose plan is shared
+            direct = direct and outputs[0][1].kind in "fc"
+        return Plan(outputs, direct_run if direct else kernel_run(kernel))
+    return plan
 
 
 # vdot, inner, outer, tensordot, einsum, kron ----------------------------------
@@ -172,11 +193,9 @@ def kron_shapes(a, b):
 
 def register_all() -> None:
     add_operator(numpy_backed("dot", num_inputs=2, kind="other", infer=infer_dot,
-                          doc="numpy.dot")
-                 .set_kernel("cpu", _linalg_kernel(np.dot, True)))
+                              planner=_linalg_planner(np.dot, True), doc="numpy.dot"))
     add_operator(numpy_backed("matmul", num_inputs=2, kind="other", infer=infer_matmul,
-                          doc="numpy.matmul")
-                 .set_kernel("cpu", _linalg_kernel(np.matmul, False)))
+                              planner=_linalg_planner(np.matmul, False), doc="numpy.matmul"))
     products = {"vdot": (np.vdot, vdot_shapes, None), "inner": (np.inner, inner_shapes, None),
                 "outer": (np.outer, outer_shapes, None),
                 "tensordot": (np.tensordot, tensordot_shapes, None),
