@@ -22,7 +22,7 @@ from ndengine.ops import OpReq
 from ndengine.ops.runtime import compile_queue, deferred_loops as dl
 from ndengine.ops.elementwise import operators as elementwise
 from ndengine.ops.elementwise import loops as elementwise_loops, power_clip
-from ndengine.ops.fusion import rows as fusion_rows
+from ndengine.ops.families import row_reductions as fusion_rows  # fusion's row loops
 from ndengine.ops.runtime.parallel import use_parallel
 
 COMPILE_THREAD = "ndengine-compile"

@@ -130,3 +130,47 @@ def test_reduction_into_strided_output_and_add_to():
     acc = np.ones(4)
     ops.get("max").kernels["cpu"]([x], [acc], [OpReq.ADD_TO], axis=(0, 1))
     np.testing.assert_array_equal(acc, 1 + x.max(axis=(0, 1)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_short_row_sums_run_the_row_loop_with_numpys_bits(dtype, monkeypatch):
+    """``x.sum(axis=-1)`` over C-contiguous rows of at most MAX_ROW elements runs
+    row_reductions' loop once compiled (NumPy's reduce before): NumPy's pairwise sum, bit for
+    bit, at every row length; longer rows, other axes and strided input stay NumPy's."""
+    import ndengine as nd
+    from ndengine.ops.families import row_reductions
+    from ndengine.ops.runtime import compile_queue, deferred_loops
+    monkeypatch.setattr(deferred_loops, "_jit_after", 0)
+    rng = np.random.default_rng(7)
+    for length in (1, 2, 7, 8, 9, 15, 16, 17, 31, 64, 100, 127, 128, 129, 300):
+        a = (rng.standard_normal((6, length)) * 1e4).astype(dtype)
+        x = nd.array(a)
+        for keepdims in (False, True):
+            for axis in (-1, 1):
+                got = x.sum(axis=axis, keepdims=keepdims).asnumpy()
+                np.testing.assert_array_equal(got, a.sum(axis=axis, keepdims=keepdims))
+                assert got.dtype == dtype
+        np.testing.assert_array_equal(x[:, ::2].sum(axis=-1).asnumpy(), a[:, ::2].sum(axis=-1))
+        np.testing.assert_array_equal(x.sum(axis=0).asnumpy(), a.sum(axis=0))
+        assert compile_queue.drain(60)
+    reduce = row_reductions.row_reducer("sum", np.dtype(dtype), numpy_first=True)
+    a = rng.standard_normal((3, 2, 40)).astype(dtype)
+    out = np.empty(6, dtype)
+    reduce(a.reshape(6, 40), out)  # compiled by now: the loop itself
+    np.testing.assert_array_equal(out, a.sum(axis=-1).reshape(6))
+    state, _ = deferred_loops.state_of(row_reductions.add_rows, (np.dtype(dtype),))
+    assert state == deferred_loops.READY
+
+
+def test_row_maxima_keep_the_later_of_equal_values_as_numpys_scalar_loop():
+    """maximum(0.0, -0.0) is -0.0 in NumPy (the later of two equal values): fusion's row loops
+    keep the same one (rows shorter than a SIMD vector, where NumPy's loop is scalar)."""
+    from ndengine.ops.families import row_reductions
+    rows = np.array([[0.0, -0.0], [-0.0, 0.0], [np.nan, 0.0], [0.0, np.nan]])
+    for loop, ufunc in ((row_reductions.maximum_rows, np.maximum),
+                        (row_reductions.minimum_rows, np.minimum)):
+        out = np.empty(4)
+        loop(rows, out, 0.0)
+        want = ufunc.reduce(rows, axis=1)
+        np.testing.assert_array_equal(np.signbit(out), np.signbit(want))
+        np.testing.assert_array_equal(np.isnan(out), np.isnan(want))

@@ -8,6 +8,8 @@ small stand-ins). Modules, each importing only those above it (and the op model)
 * ``indexing``: ``x[key]`` as a copy and ``target[key] = value``;
 * ``creation``: fill, arange, linspace, eye; ``random``: draws from a Generator;
 * ``movement``: copy/astype, concatenate, stack, split;
+* ``row_reductions``: Numba loops reducing short C-contiguous rows with NumPy's results (a
+  plain ``x.sum(axis=-1)``, and fusion's tail reductions);
 * ``reductions``: sum, mean, max, ..., std, var;
 * ``products``: dot, matmul, vdot, inner, ...; ``linalg``: numpy.linalg's functions;
 * ``shaping``: tile, repeat, roll, pad, ...; ``selection``: take, choose, ...;

@@ -15,9 +15,10 @@ import numpy as np
 
 from ..dtypes import check_dtype, is_array_spec, result_type
 from ..outputs import detach_overlapping, single_output, write_with_req
-from ..plans import Plan
+from ..plans import Plan, is_c_contiguous
 from ..registry import OpReq, add_operator, kernel_run, numpy_backed
 from ..shapes import normalize_axes, reduced_shape, shape_of
+from .row_reductions import MAX_ROW, row_reducer
 
 _WRITE_TO = OpReq.WRITE_TO
 _WRITE_INPLACE = OpReq.WRITE_INPLACE
@@ -39,6 +40,7 @@ REDUCTIONS = {
     "argmin": (np.argmin, True, "attempt to get argmin of an empty sequence"),
 }
 _STATISTICS = ("mean", "std", "var")  # empty input gives NaN
+_ROW_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _ARG_REDUCTIONS = ("argmax", "argmin")
 
 
@@ -113,9 +115,32 @@ class Reduction:
         """The op's planner: NumPy's own ufunc.reduce call when it does it all, else the
         general kernel."""
         outputs = op.general_infer(inputs, params)
-        return Plan(outputs, self._reduce_run(inputs, params, aliases, req)
+        return Plan(outputs, self._rows_run(inputs, params, target, aliases, req)
+                    or self._reduce_run(inputs, params, aliases, req)
                     or self._function_run(inputs, params, aliases, req, outputs[0][1])
                     or kernel_run(self.kernel))
+
+    def _rows_run(self, inputs, params, target, aliases, req):
+        """``x.sum(axis=-1)`` of float32/float64 rows of at most MAX_ROW elements, C-contiguous,
+        into a fresh output: row_reductions' loop (NumPy's pairwise sum, bit for bit), which
+        does not restart NumPy's inner loop per row (256 rows of 10: ~1 us against ~6 us)."""
+        if (self.name != "sum" or target is not None or params.get("dtype") is not None
+                or params.get("out_dtype") is not None
+                or not self._plain_call(inputs, params, aliases, req)):
+            return None
+        x = inputs[0]
+        shape, dtype = shape_of(x), np.dtype(x.dtype)
+        axis = params.get("axis")
+        if (dtype not in _ROW_DTYPES or len(shape) < 2 or type(axis) is not int
+                or axis % len(shape) != len(shape) - 1 or not 0 < shape[-1] <= MAX_ROW
+                or not is_c_contiguous(x)):
+            return None
+        rows = math.prod(shape[:-1])
+        grid, reduce = (rows, shape[-1]), row_reducer("sum", dtype, numpy_first=True)
+
+        def run(inputs, outputs, req, params):
+            reduce(inputs[0].reshape(grid), outputs[0].reshape(rows))
+        return run
 
     @staticmethod
     def _plain_call(inputs, params, aliases, req):

@@ -2,10 +2,10 @@
 
 ``kernel.kernel_for(program)`` is the entry (core's windows record the program with
 ``builder.ProgramBuilder``). Modules, each importing only those above it (and the op model,
-``ops/elementwise`` and ``ops/runtime``):
+``ops/elementwise``, ``ops/families`` and ``ops/runtime``; a tail reduction's row loops are
+``families/row_reductions``):
 
 * ``scalars``: Numba scalar functions giving NumPy's own loops' results;
-* ``rows``: row reductions with NumPy's results;
 * ``program``: the program, a DAG of registered element-wise ops over arrays and scalars;
 * ``builder``: ``ProgramBuilder``, which records a program op by op with each op's own plan;
 * ``blocks``: how an iteration space is cut into blocks, and the threads that run them;

@@ -57,7 +57,7 @@ from .blocks import PARALLEL_MIN_ELEMENTS, block_elements
 from .drivers import coalesced_views, layout_of, prepare_call, run_elementwise
 from .evaluators import numba_block, prepare_slots
 from .fp_report import culprits, report_kernel_flags
-from .rows import row_reducer
+from ..families.row_reductions import row_reducer
 from .builder import Const, ProgramBuilder
 from .program import FusedProgram, NotFusible, OpNode, Scalar, attribute
 from .reduction import reduction_exact, run_reduction

@@ -24,7 +24,7 @@ import time
 from ..runtime import compile_log, compile_queue
 from .codegen import kernel_source, load_kernel, scalar_slots
 from .evaluators import BlockedEvaluator
-from .rows import warm as warm_rows
+from ..families.row_reductions import warm as warm_rows
 
 __all__ = ["KernelEntry", "entry_for", "request", "wait", "load_now", "stats", "entry_stats",
            "reset_stats", "MEASURE_MIN_ELEMENTS"]

@@ -27,7 +27,7 @@ import numpy as np
 from . import blocks as _blocks
 from .blocks import flat_regions, run_tasks
 from .drivers import threads_for
-from .rows import MAX_ROW
+from ..families.row_reductions import MAX_ROW
 
 __all__ = ["run_reduction", "REDUCE_UFUNCS", "reduction_exact"]
 

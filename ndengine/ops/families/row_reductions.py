@@ -11,8 +11,10 @@ NumPy computes for each C-contiguous row:
   reduction starts from 0 (its identity): the result is ``0 + pairwise_sum(row)``.
   Integers wrap: any order;
 * ``multiply_rows``: in order from 1;
-* ``maximum_rows`` / ``minimum_rows``: NaN if any element is NaN (which of two equal zeros
-  is kept may differ from NumPy's SIMD loop).
+* ``maximum_rows`` / ``minimum_rows``: NaN if any element is NaN; of two equal values the
+  later is kept, as NumPy's scalar loop keeps it (``maximum(0.0, -0.0)`` is -0.0). Which of
+  two equal zeros is kept may still differ from NumPy's SIMD loop on longer rows: the
+  plain reductions do not use these loops for floats.
 
 FP errors: ``add_rows`` and ``multiply_rows`` return the processor's FP flags, reported as
 NumPy's reduce reports them (``overflow encountered in reduce``); NumPy's max/min reduce
@@ -90,9 +92,8 @@ def maximum_rows(values, out, unused):
         best = row[0]
         for i in range(1, row.shape[0]):
             v = row[i]
-            if v > best or v != v:
-                if best == best:
-                    best = v
+            if not (best > v or best != best):
+                best = v
         out[r] = best
     return 0
 
@@ -104,9 +105,8 @@ def minimum_rows(values, out, unused):
         best = row[0]
         for i in range(1, row.shape[0]):
             v = row[i]
-            if v < best or v != v:
-                if best == best:
-                    best = v
+            if not (best < v or best != best):
+                best = v
         out[r] = best
     return 0
 
@@ -118,20 +118,37 @@ _ROWS = {"sum": (add_rows, 0), "mean": (add_rows, 0), "prod": (multiply_rows, 1)
 _reducers: dict = {}
 
 
-def row_reducer(name, dtype):
-    """``reduce(values, out)`` for C-contiguous (rows, L <= MAX_ROW) values of ``dtype``."""
-    reduce = _reducers.get((name, dtype))
+_UFUNCS = {"sum": np.add, "mean": np.add, "prod": np.multiply, "max": np.maximum,
+           "min": np.minimum}
+
+
+def row_reducer(name, dtype, numpy_first=False):
+    """``reduce(values, out)`` for C-contiguous (rows, L <= MAX_ROW) values of ``dtype``.
+    ``numpy_first``: NumPy's own reduce runs until the loop is compiled (on the compile thread,
+    never in the caller: a plain reduction), else the first call waits for the compile (a
+    fused kernel's, which compiled it beforehand: ``warm``)."""
+    key = (name, dtype, numpy_first)
+    reduce = _reducers.get(key)
     if reduce is None:
         loop, start = _ROWS[name]
         dtype = np.dtype(dtype)
         start = dtype.type(start)
-        slot = bind(loop, None, (dtype,))  # values, out: writeable, C-contiguous
+        stand_in = _numpy_rows(_UFUNCS[name]) if numpy_first else None
+        # values, out: writeable, C-contiguous; the loop is kept once compiled, no trial
+        slot = bind(loop, stand_in, (dtype,), measure=False)
 
         def reduce(values, out):
             flags = slot[0](values, out, start)
             if flags:
                 _report_fp_flags(flags, "reduce")
-        reduce = _reducers.setdefault((name, dtype), reduce)
+        reduce = _reducers.setdefault(key, reduce)
+    return reduce
+
+
+def _numpy_rows(ufunc):
+    def reduce(values, out, start):  # NumPy reports its own FP errors (the op's state)
+        ufunc.reduce(values, 1, None, out)
+        return 0
     return reduce
 
 
