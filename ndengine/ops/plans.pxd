@@ -5,3 +5,6 @@ cdef class Plan:
     cdef public object check
     cdef public object run
     cdef public object elements
+
+cdef class KernelRun:
+    cdef public object kernel

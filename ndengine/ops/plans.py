@@ -50,7 +50,7 @@ import numpy as np
 
 from .dtypes import SUPPORTED_DTYPES, is_array_spec
 
-__all__ = ["OpReq", "Plan", "PlanMemo", "PLAN_MEMO_LIMIT", "signature", "param_key", "target_key",
+__all__ = ["OpReq", "Plan", "PlanMemo", "KernelRun", "PLAN_MEMO_LIMIT", "signature", "param_key", "target_key",
            "key_by_spec",
            "input_key", "is_c_contiguous", "numpy_aliases", "SCALAR_TYPES", "NUMPY_SCALAR_TYPES"]
 
@@ -94,6 +94,22 @@ class Plan:
 
     def __repr__(self):
         return f"<Plan outputs={list(self.outputs)} check={self.check is not None}>"
+
+
+class KernelRun:
+    """A plan's run for a kernel registered as ``kernel(inputs, outputs, req, **params)``
+    (a class, not a closure: compiled, the call is the type's own, no Python frame)."""
+
+    __slots__ = ("kernel",)
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    def __call__(self, inputs, outputs, req, params):
+        if params:
+            self.kernel(inputs, outputs, req, **params)
+        else:
+            self.kernel(inputs, outputs, req)
 
 
 class PlanMemo:

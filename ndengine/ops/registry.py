@@ -10,7 +10,7 @@ from typing import Callable
 import numpy as np
 
 from .dtypes import EXTENDED_DTYPES, check_dtype, is_array_spec, is_python_scalar, result_type
-from .plans import OpReq, Plan, PlanMemo, numpy_aliases, signature
+from .plans import KernelRun, OpReq, Plan, PlanMemo, numpy_aliases, signature
 from .shapes import broadcast_shapes, shape_of
 
 KINDS = ("unary", "binary", "reduce", "creation", "random", "other")
@@ -262,12 +262,7 @@ def numpy_backed(name: str, **options) -> Operator:
 
 def kernel_run(kernel):
     """A plan's run for a kernel registered as ``kernel(inputs, outputs, req, **params)``."""
-    def run(inputs, outputs, req, params):
-        if params:
-            kernel(inputs, outputs, req, **params)
-        else:
-            kernel(inputs, outputs, req)
-    return run
+    return KernelRun(kernel)
 
 
 def default_infer(*inputs, **params):

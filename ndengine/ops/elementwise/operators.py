@@ -237,7 +237,9 @@ class ElementwiseSpec:
                         if is_array_spec(value) and not isinstance(value, np.generic)):
             # broadcasting or strides, nothing to cast: the ufunc's own call (its loop is
             # this op's, and NumPy drives a broadcast faster than a buffered nditer does)
-            run = ufunc_run(self.ufunc, computation, self.wrap_scalars)
+            run = ufunc_run(self.ufunc, computation, self.wrap_scalars,
+                            all(is_array_spec(v) and not isinstance(v, np.generic)
+                                for v in inputs))
         if run is None:
             loops = (self.extended_loops if computes_in_extended(computation, out_dtype)
                      else self.general_loops)

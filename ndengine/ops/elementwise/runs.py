@@ -120,10 +120,17 @@ def general_run(loops, computation, wrap_scalars, check_operands=None, name=None
     return run
 
 
-def ufunc_run(ufunc, computation, wrap_scalars):
+def ufunc_run(ufunc, computation, wrap_scalars, all_arrays=False):
     """The run of a signature that broadcasts (or has strided operands) and casts no array:
     ``ufunc(*operands, out=out)``, scalars converted as the general run does. Only
-    for an op whose ufunc is the op itself, so that NumPy's loop is the op's own."""
+    for an op whose ufunc is the op itself, so that NumPy's loop is the op's own.
+    ``all_arrays``: two operands, both arrays of their computation dtype, passed as they are
+    (``e / e.sum(axis=1, keepdims=True)``: no conversion, out passed by position)."""
+    if all_arrays and len(computation) == 2:
+        def run_arrays(inputs, outputs, req, params):
+            ufunc(inputs[0], inputs[1], outputs[0])
+        return run_arrays
+
     def run(inputs, outputs, req, params):
         operands = [as_operand(v, dt, wrap_scalars=wrap_scalars)
                     for v, dt in zip(inputs, computation)]
