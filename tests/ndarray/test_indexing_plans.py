@@ -11,7 +11,7 @@ import ndengine as nd
 from ndengine import ops
 from ndengine.ops.families.indexing import IndexInput, MemoKey, memo_key
 
-from ndarray_helpers import run_xp
+from ndarray_helpers import raises_anywhere, run_xp
 
 
 @pytest.fixture
@@ -169,3 +169,24 @@ def test_memo_key_of_index_inputs_is_their_spec():
     assert one != memo_key((IndexInput(0, np.dtype(np.int32), (3,)), slice(1, None)), shape)
     assert one != memo_key((np.array([1, 2, 3]), slice(1, None)), shape)  # not an input
     assert pickle.loads(pickle.dumps(one)) == one
+
+
+@pytest.mark.usefixtures("nd_engine")
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "int32", "int64"])
+def test_rows_by_an_index_ndarray_are_gathered_with_numpys_values_and_errors(dtype):
+    """``X[idx]`` with an integer NDArray: checked when the op runs (the compiled check once
+    compiled), gathered straight into the output; NumPy's IndexError at the wait."""
+    from ndengine.ops.runtime import compile_queue
+    a = np.arange(120.0).reshape(40, 3)
+    X = nd.array(a)
+    info = np.iinfo(dtype)
+    keys = [np.array([3, 0, 39, 3]), np.array([[1, 2], [5, 6]]), np.array([], dtype=int)]
+    if info.min < 0:
+        keys.append(np.array([-1, -40, 7]))
+    for _ in range(20):  # the check's NumPy stand-in, then its compiled loop
+        for key in keys:
+            np.testing.assert_array_equal(X[nd.array(key.astype(dtype))].asnumpy(), a[key])
+        compile_queue.drain(60)
+    for bad in ([0, 40], [-41] if info.min < 0 else [info.max]):
+        index = nd.array(np.array(bad).astype(dtype))
+        raises_anywhere(IndexError, lambda: X[index].asnumpy(), match="out of bounds")

@@ -64,6 +64,8 @@ _outside_slots = {}
 
 def _outside(index, size):
     """Whether the integer array ``index`` has a value outside [-size, size)."""
+    if not index.size:
+        return False
     if not index.flags.writeable:  # another Numba type
         return _outside_numpy(index, size)
     flat = index.ravel()  # a view of a contiguous index (the key's own copy is one)
@@ -161,7 +163,7 @@ def memo_key(key, shape: tuple):
         kind = type(part)
         if kind is np.ndarray:
             arrays = True
-            if part.dtype.kind not in "iu" or (part.size and _outside(part, size)):
+            if part.dtype.kind not in "iu" or _outside(part, size):
                 return key  # a mask (its values give the shape), or inference's IndexError
             spec.append((part.dtype, part.shape))
         elif kind is IndexInput:
@@ -195,20 +197,36 @@ def take_kernel(inputs, outputs, req, *, key):
     if req is OpReq.NULL:
         return
     x = np.asarray(inputs[0])
+    rows = None
     if len(inputs) > 1:
         key = resolve_key(key, [np.asarray(index) for index in inputs[1:]])
-    elif type(key) is MemoKey and len(key) == 1 and req is not OpReq.ADD_TO:
-        # rows by one NumPy index array (``X[idx]``): gathered straight into out, not into a
-        # temporary copied after (a second pass). memo_key checked its bounds at the call, so
-        # 'wrap' (unbuffered) reads what 'raise' would. The method, not np.take: its
-        # dispatch layer costs twice NumPy's gather of a minibatch
-        x.take(key[0], 0, out, "wrap")
+        rows = _rows_of(key)  # an index NDArray: its bounds are checked here, when it runs
+        if rows is not None and x.ndim and _outside(rows, x.shape[0]):
+            rows = None  # x[key] raises NumPy's IndexError
+    elif type(key) is MemoKey and len(key) == 1:
+        rows = key[0]  # memo_key checked its bounds at the call
+    if rows is not None and req is not OpReq.ADD_TO:
+        # rows by one index array (``X[idx]``), in bounds: gathered straight into out, not
+        # into a temporary copied after (a second pass); 'wrap' (unbuffered) reads what
+        # 'raise' would. The method, not np.take: its dispatch layer costs twice NumPy's
+        # gather of a minibatch
+        x.take(rows, 0, out, "wrap")
         return
     selected = x[key]  # a view for basic keys, a new array for advanced ones
     if req is OpReq.ADD_TO:
         out += selected
     else:
         np.copyto(out, selected)  # NumPy copes with selected overlapping out
+
+
+def _rows_of(key):
+    """The index array of a key that picks rows by one integer array (``X[idx]``), else
+    None."""
+    if isinstance(key, tuple):
+        if len(key) != 1:
+            return None
+        key = key[0]
+    return key if type(key) is np.ndarray and key.dtype.kind in "iu" else None
 
 
 def setitem_value_shape(value_shape: tuple, region: tuple) -> tuple:
