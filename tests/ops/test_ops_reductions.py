@@ -133,10 +133,11 @@ def test_reduction_into_strided_output_and_add_to():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_short_row_sums_run_the_row_loop_with_numpys_bits(dtype, monkeypatch):
-    """``x.sum(axis=-1)`` over C-contiguous rows of at most MAX_ROW elements runs
-    row_reductions' loop once compiled (NumPy's reduce before): NumPy's pairwise sum, bit for
-    bit, at every row length; longer rows, other axes and strided input stay NumPy's."""
+def test_short_row_and_column_sums_run_the_loops_with_numpys_bits(dtype, monkeypatch):
+    """``x.sum(axis=-1)`` over C-contiguous rows of at most MAX_ROW elements, and
+    ``x.sum(axis=0)`` over two columns or more (``mean`` too), run row_reductions' loops once
+    compiled (NumPy's reduce before): NumPy's sums, bit for bit, at every length; longer rows
+    and strided input stay NumPy's."""
     import ndengine as nd
     from ndengine.ops.families import row_reductions
     from ndengine.ops.runtime import compile_queue, deferred_loops
@@ -151,15 +152,19 @@ def test_short_row_sums_run_the_row_loop_with_numpys_bits(dtype, monkeypatch):
                 np.testing.assert_array_equal(got, a.sum(axis=axis, keepdims=keepdims))
                 assert got.dtype == dtype
         np.testing.assert_array_equal(x[:, ::2].sum(axis=-1).asnumpy(), a[:, ::2].sum(axis=-1))
-        np.testing.assert_array_equal(x.sum(axis=0).asnumpy(), a.sum(axis=0))
+        for axis in (0, -1):  # the column loop (two columns or more), the row loop
+            for name in ("sum", "mean"):
+                got = getattr(x, name)(axis=axis).asnumpy()
+                np.testing.assert_array_equal(got, getattr(a, name)(axis=axis))
         assert compile_queue.drain(60)
     reduce = row_reductions.row_reducer("sum", np.dtype(dtype), numpy_first=True)
     a = rng.standard_normal((3, 2, 40)).astype(dtype)
     out = np.empty(6, dtype)
     reduce(a.reshape(6, 40), out)  # compiled by now: the loop itself
     np.testing.assert_array_equal(out, a.sum(axis=-1).reshape(6))
-    state, _ = deferred_loops.state_of(row_reductions.add_rows, (np.dtype(dtype),))
-    assert state == deferred_loops.READY
+    for loop in (row_reductions.add_rows, row_reductions.add_columns):
+        state, _ = deferred_loops.state_of(loop, (np.dtype(dtype),))
+        assert state == deferred_loops.READY
 
 
 def test_row_maxima_keep_the_later_of_equal_values_as_numpys_scalar_loop():

@@ -111,19 +111,35 @@ def minimum_rows(values, out, unused):
     return 0
 
 
+@njit(**_JIT)
+def add_columns(values, out, zero):
+    """The sums over axis 0 of C-contiguous (rows, columns) values, columns >= 2: NumPy adds
+    row after row into its output there (for one column it sums the contiguous 1-D column
+    pairwise: not this loop's case), so the same additions in the same order give its bits."""
+    fp_clear()
+    columns = values.shape[1]
+    for j in range(columns):
+        out[j] = values[0, j]
+    for r in range(1, values.shape[0]):
+        for j in range(columns):
+            out[j] += values[r, j]
+    return fp_flags()
+
+
 _ROWS = {"sum": (add_rows, 0), "mean": (add_rows, 0), "prod": (multiply_rows, 1),
-         "max": (maximum_rows, 0), "min": (minimum_rows, 0)}
+         "max": (maximum_rows, 0), "min": (minimum_rows, 0), "sum_columns": (add_columns, 0)}
 
 
 _reducers: dict = {}
 
 
 _UFUNCS = {"sum": np.add, "mean": np.add, "prod": np.multiply, "max": np.maximum,
-           "min": np.minimum}
+           "min": np.minimum, "sum_columns": np.add}
 
 
 def row_reducer(name, dtype, numpy_first=False):
-    """``reduce(values, out)`` for C-contiguous (rows, L <= MAX_ROW) values of ``dtype``.
+    """``reduce(values, out)`` for C-contiguous (rows, L <= MAX_ROW) values of ``dtype``
+    (``sum_columns``: over axis 0 of C-contiguous (rows, columns >= 2) values).
     ``numpy_first``: NumPy's own reduce runs until the loop is compiled (on the compile thread,
     never in the caller: a plain reduction), else the first call waits for the compile (a
     fused kernel's, which compiled it beforehand: ``warm``)."""
@@ -133,7 +149,8 @@ def row_reducer(name, dtype, numpy_first=False):
         loop, start = _ROWS[name]
         dtype = np.dtype(dtype)
         start = dtype.type(start)
-        stand_in = _numpy_rows(_UFUNCS[name]) if numpy_first else None
+        stand_in = (_numpy_rows(_UFUNCS[name], 0 if name == "sum_columns" else 1)
+                    if numpy_first else None)
         # values, out: writeable, C-contiguous; the loop is kept once compiled, no trial
         slot = bind(loop, stand_in, (dtype,), measure=False)
 
@@ -145,9 +162,9 @@ def row_reducer(name, dtype, numpy_first=False):
     return reduce
 
 
-def _numpy_rows(ufunc):
+def _numpy_rows(ufunc, axis=1):
     def reduce(values, out, start):  # NumPy reports its own FP errors (the op's state)
-        ufunc.reduce(values, 1, None, out)
+        ufunc.reduce(values, axis, None, out)
         return 0
     return reduce
 
