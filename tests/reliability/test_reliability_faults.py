@@ -381,6 +381,7 @@ SOAK = """
 import gc
 import numpy as np
 import ndengine as nd
+from ndengine.ops.runtime import compile_queue
 
 NUM_OPS = int(sys.argv[1])
 CHECKPOINTS = 10
@@ -407,6 +408,10 @@ while ops < NUM_OPS:
     ops += 8
     if rounds % (NUM_OPS // 8 // CHECKPOINTS) == 0:
         nd.waitall()
+        # the loops' compiles (on the compile thread, queued at their 17th call) finish
+        # before the sample: LLVM's memory for them (tens of MB on a cold disk cache) is no
+        # growth per op, and landing between two samples it failed a loaded machine's run
+        compile_queue.drain(120)
         gc.collect()
         samples.append((rss(), nd.storage.stats()["bytes_in_use"]))
 nd.waitall()
