@@ -179,3 +179,27 @@ def test_row_maxima_keep_the_later_of_equal_values_as_numpys_scalar_loop():
         want = ufunc.reduce(rows, axis=1)
         np.testing.assert_array_equal(np.signbit(out), np.signbit(want))
         np.testing.assert_array_equal(np.isnan(out), np.isnan(want))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_column_reductions_give_numpys_signed_zeros_and_nans(dtype, monkeypatch):
+    """Over axis 0, sum starts from NumPy's identity (columns of -0.0 sum to 0.0), max and min
+    from the first row, keeping the later of equal values, NaN kept: NumPy's bits, signs
+    included, from the NumPy stand-in and from the compiled column loops."""
+    import ndengine as nd
+    from ndengine.ops.runtime import compile_queue, deferred_loops
+    monkeypatch.setattr(deferred_loops, "_jit_after", 0)
+    rng = np.random.default_rng(11)
+    values = np.array([0.0, -0.0, 1.0, -1.0, np.nan, 2.5], dtype)
+    for round in range(2):
+        for shape in ((1, 3), (3, 4, 5), (40, 7), (2, 2)):
+            a = rng.choice(values, size=shape)
+            x = nd.array(a)
+            for name in ("sum", "max", "min", "mean"):
+                got, want = getattr(x, name)(axis=0).asnumpy(), getattr(a, name)(axis=0)
+                np.testing.assert_array_equal(got, want)
+                np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+        assert compile_queue.drain(60)
+    x = nd.array(np.full((3, 2), -0.0, dtype))
+    assert not np.signbit(x.sum(axis=0).asnumpy()).any()
+    assert np.signbit(x.max(axis=0).asnumpy()).all()

@@ -122,14 +122,15 @@ class Reduction:
 
     def _rows_run(self, inputs, params, target, aliases, req):
         """``x.sum(axis=-1)`` over C-contiguous float32/float64 rows of at most MAX_ROW
-        elements, or ``x.sum(axis=0)`` over two columns or more, into a fresh output:
-        row_reductions' loops, NumPy's additions in NumPy's order (bit for bit), without
-        restarting NumPy's inner loop per row (256 rows of 10: ~1 us against 4-6 us)."""
-        if (self.name != "sum" or target is not None or params.get("dtype") is not None
-                or params.get("out_dtype") is not None
+        elements, or ``x.sum(axis=0)`` (``max``, ``min``) over two columns or more, into a
+        fresh output: row_reductions' loops, NumPy's operations in NumPy's order (bit for
+        bit), without restarting NumPy's inner loop per row (256 rows of 10: ~1 us against
+        4-6 us)."""
+        if (self.name not in ("sum", "max", "min") or target is not None
+                or params.get("dtype") is not None or params.get("out_dtype") is not None
                 or not self._plain_call(inputs, params, aliases, req)):
             return None
-        loop = _sum_loop(inputs[0], params.get("axis"))
+        loop = _sum_loop(inputs[0], params.get("axis"), self.name)
         if loop is None:
             return None
         reduce, grid, size = loop
@@ -255,20 +256,22 @@ class Reduction:
         return add_operator(op)
 
 
-def _sum_loop(x, axis):
-    """(reduce, grid, size): row_reductions' sum of ``x`` over ``axis`` (an int) as a
-    (rows, columns) grid into ``size`` results, where it gives NumPy's bits: C-contiguous
-    float32/float64, the last axis of at most MAX_ROW elements or axis 0 over two columns or
-    more; else None."""
+def _sum_loop(x, axis, name="sum"):
+    """(reduce, grid, size): row_reductions' reduction ``name`` (sum, max, min) of ``x`` over
+    ``axis`` (an int) as a (rows, columns) grid into ``size`` results, where it gives NumPy's
+    bits: C-contiguous float32/float64; for a sum the last axis of at most MAX_ROW elements
+    (max and min: not there, which of two equal zeros NumPy keeps follows its SIMD width), or
+    axis 0 over two columns or more; else None."""
     shape, dtype = shape_of(x), np.dtype(x.dtype)
     if (dtype not in _ROW_DTYPES or len(shape) < 2 or type(axis) is not int
             or not is_c_contiguous(x)):
         return None
     axis %= len(shape)
-    if axis == len(shape) - 1 and 0 < shape[-1] <= MAX_ROW:
-        name, grid, size = "sum", (math.prod(shape[:-1]), shape[-1]), math.prod(shape[:-1])
+    if axis == len(shape) - 1 and 0 < shape[-1] <= MAX_ROW and name == "sum":
+        grid, size = (math.prod(shape[:-1]), shape[-1]), math.prod(shape[:-1])
     elif axis == 0 and shape[0] and math.prod(shape[1:]) >= 2:
-        name, grid, size = "sum_columns", (shape[0], math.prod(shape[1:])), math.prod(shape[1:])
+        name = name + "_columns"
+        grid, size = (shape[0], math.prod(shape[1:])), math.prod(shape[1:])
     else:
         return None
     return row_reducer(name, dtype, numpy_first=True), grid, size

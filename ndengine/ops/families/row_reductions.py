@@ -114,32 +114,65 @@ def minimum_rows(values, out, unused):
 @njit(**_JIT)
 def add_columns(values, out, zero):
     """The sums over axis 0 of C-contiguous (rows, columns) values, columns >= 2: NumPy adds
-    row after row into its output there (for one column it sums the contiguous 1-D column
-    pairwise: not this loop's case), so the same additions in the same order give its bits."""
+    row after row into its output there, from 0 (its identity: -0.0 rows sum to 0.0; for one
+    column it sums the contiguous 1-D column pairwise, not this loop's case), so the same
+    additions in the same order give its bits."""
     fp_clear()
     columns = values.shape[1]
     for j in range(columns):
-        out[j] = values[0, j]
-    for r in range(1, values.shape[0]):
+        out[j] = zero
+    for r in range(values.shape[0]):
         for j in range(columns):
             out[j] += values[r, j]
     return fp_flags()
 
 
+@njit(**_JIT)
+def maximum_columns(values, out, unused):
+    """The maxima over axis 0 (columns >= 2): NumPy's ``maximum(out, row)`` row after row,
+    the same rule element by element (NaN kept; of two equal values the row's), so its
+    bits, the sign of zero included."""
+    columns = values.shape[1]
+    for j in range(columns):
+        out[j] = values[0, j]
+    for r in range(1, values.shape[0]):
+        for j in range(columns):
+            best = out[j]
+            if not (best > values[r, j] or best != best):
+                out[j] = values[r, j]
+    return 0
+
+
+@njit(**_JIT)
+def minimum_columns(values, out, unused):
+    """The minima over axis 0, as ``maximum_columns``."""
+    columns = values.shape[1]
+    for j in range(columns):
+        out[j] = values[0, j]
+    for r in range(1, values.shape[0]):
+        for j in range(columns):
+            best = out[j]
+            if not (best < values[r, j] or best != best):
+                out[j] = values[r, j]
+    return 0
+
+
 _ROWS = {"sum": (add_rows, 0), "mean": (add_rows, 0), "prod": (multiply_rows, 1),
-         "max": (maximum_rows, 0), "min": (minimum_rows, 0), "sum_columns": (add_columns, 0)}
+         "max": (maximum_rows, 0), "min": (minimum_rows, 0), "sum_columns": (add_columns, 0),
+         "max_columns": (maximum_columns, 0), "min_columns": (minimum_columns, 0)}
 
 
 _reducers: dict = {}
 
 
 _UFUNCS = {"sum": np.add, "mean": np.add, "prod": np.multiply, "max": np.maximum,
-           "min": np.minimum, "sum_columns": np.add}
+           "min": np.minimum, "sum_columns": np.add, "max_columns": np.maximum,
+           "min_columns": np.minimum}
 
 
 def row_reducer(name, dtype, numpy_first=False):
     """``reduce(values, out)`` for C-contiguous (rows, L <= MAX_ROW) values of ``dtype``
-    (``sum_columns``: over axis 0 of C-contiguous (rows, columns >= 2) values).
+    (``*_columns``: over axis 0 of C-contiguous (rows, columns >= 2) values).
     ``numpy_first``: NumPy's own reduce runs until the loop is compiled (on the compile thread,
     never in the caller: a plain reduction), else the first call waits for the compile (a
     fused kernel's, which compiled it beforehand: ``warm``)."""
@@ -149,7 +182,7 @@ def row_reducer(name, dtype, numpy_first=False):
         loop, start = _ROWS[name]
         dtype = np.dtype(dtype)
         start = dtype.type(start)
-        stand_in = (_numpy_rows(_UFUNCS[name], 0 if name == "sum_columns" else 1)
+        stand_in = (_numpy_rows(_UFUNCS[name], 0 if name.endswith("_columns") else 1)
                     if numpy_first else None)
         # values, out: writeable, C-contiguous; the loop is kept once compiled, no trial
         slot = bind(loop, stand_in, (dtype,), measure=False)
