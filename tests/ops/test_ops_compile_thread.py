@@ -187,8 +187,8 @@ def test_a_deferring_ops_flat_and_general_runs_each_compile_there(fresh, compile
 # -------------------------------------------------------------------- fusion's rows
 
 def test_a_row_loop_compiles_on_the_compile_thread(monkeypatch, compiles):
-    loop = njit(**fusion_rows._JIT)(fusion_rows.maximum_rows.py_func)
-    monkeypatch.setitem(fusion_rows._ROWS, "max", (loop, 0))
+    loop = njit(**fusion_rows._JIT)(fusion_rows.extreme_rows.py_func)
+    monkeypatch.setitem(fusion_rows._ROWS, "max", (loop, 1))
     monkeypatch.setattr(fusion_rows, "_reducers", {})
     rows = values(np.float64, (5, 9))
     out = np.empty(5)
@@ -199,7 +199,7 @@ def test_a_row_loop_compiles_on_the_compile_thread(monkeypatch, compiles):
 
 def test_a_loop_called_on_the_compile_thread_compiles_there_at_once(monkeypatch, compiles):
     # fusion's kernel compile warms its row loop in its job: no wait for a job behind it
-    loop = njit(**fusion_rows._JIT)(fusion_rows.minimum_rows.py_func)
+    loop = njit(**fusion_rows._JIT)(fusion_rows.extreme_rows.py_func)
     monkeypatch.setitem(fusion_rows._ROWS, "min", (loop, 0))
     monkeypatch.setattr(fusion_rows, "_reducers", {})
     assert compile_queue.submit(lambda: fusion_rows.warm("min", np.dtype(np.int16))).wait(60)

@@ -172,10 +172,9 @@ def test_row_maxima_keep_the_later_of_equal_values_as_numpys_scalar_loop():
     keep the same one (rows shorter than a SIMD vector, where NumPy's loop is scalar)."""
     from ndengine.ops.families import row_reductions
     rows = np.array([[0.0, -0.0], [-0.0, 0.0], [np.nan, 0.0], [0.0, np.nan]])
-    for loop, ufunc in ((row_reductions.maximum_rows, np.maximum),
-                        (row_reductions.minimum_rows, np.minimum)):
+    for larger, ufunc in ((1.0, np.maximum), (0.0, np.minimum)):
         out = np.empty(4)
-        loop(rows, out, 0.0)
+        row_reductions.extreme_rows(rows, out, larger)
         want = ufunc.reduce(rows, axis=1)
         np.testing.assert_array_equal(np.signbit(out), np.signbit(want))
         np.testing.assert_array_equal(np.isnan(out), np.isnan(want))
@@ -203,3 +202,17 @@ def test_column_reductions_give_numpys_signed_zeros_and_nans(dtype, monkeypatch)
     x = nd.array(np.full((3, 2), -0.0, dtype))
     assert not np.signbit(x.sum(axis=0).asnumpy()).any()
     assert np.signbit(x.max(axis=0).asnumpy()).all()
+
+
+def test_each_row_loop_s_numpy_stand_in_computes_what_the_loop_computes():
+    """A loop's deferred record, and so its NumPy stand-in (run until the loop is compiled),
+    is shared by the names that call it: max and min share ``extreme_*``, told apart by the
+    loop's third argument, which the stand-in reads too."""
+    from ndengine.ops.families import row_reductions as rows
+    values = np.random.default_rng(5).standard_normal((9, 6))
+    for name, (loop, third) in rows._ROWS.items():
+        want, got = np.empty(6 if name.endswith("_columns") else 9), None
+        loop(values, want, values.dtype.type(third))
+        got = np.empty_like(want)
+        rows._numpy_stand_in(loop)(values, got, values.dtype.type(third))
+        np.testing.assert_allclose(got, want, rtol=1e-12, err_msg=name)

@@ -11,7 +11,7 @@ NumPy computes for each C-contiguous row:
   reduction starts from 0 (its identity): the result is ``0 + pairwise_sum(row)``.
   Integers wrap: any order;
 * ``multiply_rows``: in order from 1;
-* ``maximum_rows`` / ``minimum_rows``: NaN if any element is NaN; of two equal values the
+* ``extreme_rows`` (maxima or minima): NaN if any element is NaN; of two equal values the
   later is kept, as NumPy's scalar loop keeps it (``maximum(0.0, -0.0)`` is -0.0). Which of
   two equal zeros is kept may still differ from NumPy's SIMD loop on longer rows: the
   plain reductions do not use these loops for floats.
@@ -86,26 +86,15 @@ def multiply_rows(values, out, one):
 
 
 @njit(**_JIT)
-def maximum_rows(values, out, unused):
+def extreme_rows(values, out, larger):
+    """Each row's maximum (``larger`` nonzero) or minimum: NaN if any element is NaN; of two
+    equal values the later (NumPy's scalar loop's rule)."""
     for r in range(values.shape[0]):
         row = values[r]
         best = row[0]
         for i in range(1, row.shape[0]):
             v = row[i]
-            if not (best > v or best != best):
-                best = v
-        out[r] = best
-    return 0
-
-
-@njit(**_JIT)
-def minimum_rows(values, out, unused):
-    for r in range(values.shape[0]):
-        row = values[r]
-        best = row[0]
-        for i in range(1, row.shape[0]):
-            v = row[i]
-            if not (best < v or best != best):
+            if not ((best > v if larger else best < v) or best != best):
                 best = v
         out[r] = best
     return 0
@@ -128,46 +117,37 @@ def add_columns(values, out, zero):
 
 
 @njit(**_JIT)
-def maximum_columns(values, out, unused):
-    """The maxima over axis 0 (columns >= 2): NumPy's ``maximum(out, row)`` row after row,
-    the same rule element by element (NaN kept; of two equal values the row's), so its
-    bits, the sign of zero included."""
+def extreme_columns(values, out, larger):
+    """The maxima (``larger`` nonzero) or minima over axis 0 (columns >= 2): NumPy's
+    ``maximum(out, row)`` row after row, the same rule element by element (NaN kept; of two
+    equal values the row's), so its bits, the sign of zero included."""
     columns = values.shape[1]
     for j in range(columns):
         out[j] = values[0, j]
     for r in range(1, values.shape[0]):
         for j in range(columns):
-            best = out[j]
-            if not (best > values[r, j] or best != best):
-                out[j] = values[r, j]
+            best, v = out[j], values[r, j]
+            if not ((best > v if larger else best < v) or best != best):
+                out[j] = v
     return 0
 
 
-@njit(**_JIT)
-def minimum_columns(values, out, unused):
-    """The minima over axis 0, as ``maximum_columns``."""
-    columns = values.shape[1]
-    for j in range(columns):
-        out[j] = values[0, j]
-    for r in range(1, values.shape[0]):
-        for j in range(columns):
-            best = out[j]
-            if not (best < values[r, j] or best != best):
-                out[j] = values[r, j]
-    return 0
-
-
+# name -> (loop, its third argument, in the values' dtype): the start of a sum or product, the
+# direction of an extreme (1: maxima, 0: minima)
 _ROWS = {"sum": (add_rows, 0), "mean": (add_rows, 0), "prod": (multiply_rows, 1),
-         "max": (maximum_rows, 0), "min": (minimum_rows, 0), "sum_columns": (add_columns, 0),
-         "max_columns": (maximum_columns, 0), "min_columns": (minimum_columns, 0)}
+         "max": (extreme_rows, 1), "min": (extreme_rows, 0), "sum_columns": (add_columns, 0),
+         "max_columns": (extreme_columns, 1), "min_columns": (extreme_columns, 0)}
 
 
 _reducers: dict = {}
 
 
-_UFUNCS = {"sum": np.add, "mean": np.add, "prod": np.multiply, "max": np.maximum,
-           "min": np.minimum, "sum_columns": np.add, "max_columns": np.maximum,
-           "min_columns": np.minimum}
+# loop -> (the ufunc of its NumPy stand-in, or of each direction of an extreme; the axis):
+# per loop, since a loop's deferred record (and so its stand-in) is shared by the names
+# that call it (max and min share theirs)
+_NUMPY_OF = {add_rows: (np.add, 1), multiply_rows: (np.multiply, 1),
+             extreme_rows: ((np.minimum, np.maximum), 1), add_columns: (np.add, 0),
+             extreme_columns: ((np.minimum, np.maximum), 0)}
 
 
 def row_reducer(name, dtype, numpy_first=False):
@@ -182,8 +162,7 @@ def row_reducer(name, dtype, numpy_first=False):
         loop, start = _ROWS[name]
         dtype = np.dtype(dtype)
         start = dtype.type(start)
-        stand_in = (_numpy_rows(_UFUNCS[name], 0 if name.endswith("_columns") else 1)
-                    if numpy_first else None)
+        stand_in = _numpy_stand_in(loop) if numpy_first else None
         # values, out: writeable, C-contiguous; the loop is kept once compiled, no trial
         slot = bind(loop, stand_in, (dtype,), measure=False)
 
@@ -195,10 +174,19 @@ def row_reducer(name, dtype, numpy_first=False):
     return reduce
 
 
-def _numpy_rows(ufunc, axis=1):
-    def reduce(values, out, start):  # NumPy reports its own FP errors (the op's state)
-        ufunc.reduce(values, axis, None, out)
-        return 0
+def _numpy_stand_in(loop):
+    """NumPy's reduce computing what ``loop`` computes, called as the loop is (the third
+    argument picks an extreme's direction). NumPy reports its own FP errors (the op's
+    state)."""
+    ufunc, axis = _NUMPY_OF[loop]
+    if isinstance(ufunc, tuple):
+        def reduce(values, out, larger):
+            ufunc[bool(larger)].reduce(values, axis, None, out)
+            return 0
+    else:
+        def reduce(values, out, start):
+            ufunc.reduce(values, axis, None, out)
+            return 0
     return reduce
 
 
