@@ -22,7 +22,7 @@ from .. import ops
 from ..core import NDArray, as_operand, from_numpy, invoke
 from .functions import FUNCTIONS as _PLAIN_FUNCTIONS
 from .arguments import check_out, context_of, output_array
-from .signatures import signed_function
+from .signatures import signature_of, signed_function
 
 __all__ = ["FUNCTIONS", "METHODS"]
 
@@ -269,12 +269,12 @@ def _plain_shortcut(name, parameters):
     """sum & co.'s first line: with none of NumPy's extras (nor out, dtype), an NDArray goes
     straight to the plain reduction (the dict of arguments and the extras' check cost as
     much as the rest of the call)."""
-    names = [n for n in ("dtype", "out", "initial", "where", "mean", "correction")
-             if f" {n}=" in f" {parameters}"]
+    names = signature_of(parameters).parameters
     condition = " and ".join(["type(a) is NDArray"] + [
-        f"{n} is {'None' if n in ('dtype', 'out') else '_NoValue'}" for n in names])
+        f"{n} is {'None' if n in ('dtype', 'out') else '_NoValue'}"
+        for n in ("dtype", "out", "initial", "where", "mean", "correction") if n in names])
     arguments = "axis=axis, keepdims=False if keepdims is _NoValue else keepdims"
-    if "ddof=" in parameters:
+    if "ddof" in names:
         arguments += ", ddof=ddof"
     return condition, f"plain(a, {arguments})"
 

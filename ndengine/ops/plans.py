@@ -26,8 +26,8 @@ The signature (``signature``) is a flat tuple.  Each input adds its key parts:
 then the params' key (``param_key``: per param its name and value; a value of a type
 registered with ``key_by_spec`` keys by its ``spec`` attribute, a plain tuple hashed and
 compared in C: an index key holding index arrays keys by their dtypes and shapes) and the
-write target's key (``target_key``: None for
-fresh C-contiguous outputs written with WRITE_TO / WRITE_INPLACE).  Callers with array types
+write target's key (``target_key``: None for fresh C-contiguous outputs written with
+WRITE_TO / WRITE_INPLACE).  Callers with array types
 of their own (the NDArray layer) build the same tuple from their own attributes.  A key
 that cannot be hashed (an index array in the params) gets a plan built the same way but not
 kept.
@@ -50,9 +50,9 @@ import numpy as np
 
 from .dtypes import SUPPORTED_DTYPES, is_array_spec
 
-__all__ = ["OpReq", "Plan", "PlanMemo", "KernelRun", "PLAN_MEMO_LIMIT", "signature", "param_key", "target_key",
-           "key_by_spec",
-           "input_key", "is_c_contiguous", "numpy_aliases", "SCALAR_TYPES", "NUMPY_SCALAR_TYPES"]
+__all__ = ["OpReq", "Plan", "PlanMemo", "KernelRun", "PLAN_MEMO_LIMIT", "signature", "param_key",
+           "target_key", "key_by_spec", "input_key", "is_c_contiguous", "numpy_aliases",
+           "SCALAR_TYPES", "NUMPY_SCALAR_TYPES"]
 
 
 

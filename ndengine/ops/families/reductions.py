@@ -130,7 +130,7 @@ class Reduction:
                 or params.get("dtype") is not None or params.get("out_dtype") is not None
                 or not self._plain_call(inputs, params, aliases, req)):
             return None
-        loop = _sum_loop(inputs[0], params.get("axis"), self.name)
+        loop = _row_loop(inputs[0], params.get("axis"), self.name)
         if loop is None:
             return None
         reduce, grid, size = loop
@@ -256,7 +256,7 @@ class Reduction:
         return add_operator(op)
 
 
-def _sum_loop(x, axis, name="sum"):
+def _row_loop(x, axis, name):
     """(reduce, grid, size): row_reductions' reduction ``name`` (sum, max, min) of ``x`` over
     ``axis`` (an int) as a (rows, columns) grid into ``size`` results, where it gives NumPy's
     bits: C-contiguous float32/float64; for a sum the last axis of at most MAX_ROW elements
@@ -285,7 +285,7 @@ def _mean_run(x, shape, axis, axes, keepdims):
     sum_dtype = np.dtype(np.float64) if x.dtype.kind in "iub" else None
     count = np.intp(math.prod(shape[a] for a in axes))
     divide = np.true_divide
-    loop = _sum_loop(x, axis)  # the sum by a row or column loop: NumPy's bits, sooner
+    loop = _row_loop(x, axis, "sum")  # by a row or column loop: NumPy's bits, sooner
     if loop is not None:
         reduce, grid, size = loop
 

@@ -1,8 +1,10 @@
-"""Row reductions for fused kernels: NumPy's results, without NumPy's per-row overhead.
+"""Row and column reductions: NumPy's results, without NumPy's per-row overhead.
 
 ``np.add.reduce(values, axis=1)`` on many short rows (a k-means distance reduces rows of 8)
-spends most of its time starting its inner loop once per row.  These loops compute what
-NumPy computes for each C-contiguous row:
+spends most of its time starting its inner loop once per row, and so does a reduction over
+axis 0 of few columns.  Fused kernels' tail reductions and the plain reductions
+(``reductions.py``: sums over the last axis, sums, maxima and minima over axis 0) call these
+loops, which compute what NumPy computes for each C-contiguous row:
 
 * ``add_rows``: NumPy's ``pairwise_sum`` (``numpy/_core/src/umath/loops_utils.h.src``) of
   a row of at most 128 elements (``PW_BLOCKSIZE``; longer rows NumPy splits recursively,
@@ -16,13 +18,18 @@ NumPy computes for each C-contiguous row:
   two equal zeros is kept may still differ from NumPy's SIMD loop on longer rows: the
   plain reductions do not use these loops for floats.
 
+and over axis 0 of (rows, columns >= 2) values, where NumPy reduces row after row into its
+output: ``add_columns`` (from 0, its identity), ``extreme_columns`` (from the first row, the
+rule above element by element): NumPy's bits, signed zeros included.
+
 FP errors: ``add_rows`` and ``multiply_rows`` return the processor's FP flags, reported as
 NumPy's reduce reports them (``overflow encountered in reduce``); NumPy's max/min reduce
 reports nothing (their compares raise 'invalid' on NaN): those loops return none.
 
 A loop's first compile for a dtype runs on the compile thread (``deferred_loops.bind``; the
-kernel's own compile job warms it there first, ``warm``). ``_reducers``: (name, dtype) -> the
-reducer, kept (bounded by the names and dtypes).
+kernel's own compile job warms it there first, ``warm``; a plain reduction runs NumPy's reduce
+meanwhile, ``_numpy_stand_in``). ``_reducers``: (name, dtype, NumPy first) -> the reducer,
+kept (bounded by the names and dtypes).
 """
 import numpy as np
 from numba import njit
