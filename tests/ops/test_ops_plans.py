@@ -5,6 +5,7 @@ what the general, unplanned inference gives; the memo must be per signature; the
 checks must fire on hits as on misses.
 """
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -511,3 +512,15 @@ def test_a_gather_from_a_large_idle_array_runs_at_once():
     assert "take_index" not in pushed, pushed
     np.testing.assert_array_equal(total.asnumpy(), (np.arange(400_000.0).reshape(
         100_000, 4)[[5, 99_999, 7]] * 2).sum())
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum", "add", "true_divide"])
+def test_a_broadcast_of_two_arrays_calls_its_ufunc_as_numpy_asks(name):
+    """The ufunc run of two arrays (``e / e.sum(axis=1, keepdims=True)``) passes ``out`` by
+    keyword: NumPy 2.4 deprecates a third positional argument of maximum and minimum."""
+    x = nd.array(np.arange(12.0).reshape(4, 3))
+    y = nd.array(np.array([[1.0], [5.0], [7.0], [20.0]]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = getattr(nd, name)(x, y).asnumpy()
+    np.testing.assert_array_equal(got, getattr(np, name)(x.asnumpy(), y.asnumpy()))

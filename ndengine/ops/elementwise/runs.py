@@ -125,10 +125,11 @@ def ufunc_run(ufunc, computation, wrap_scalars, all_arrays=False):
     ``ufunc(*operands, out=out)``, scalars converted as the general run does. Only
     for an op whose ufunc is the op itself, so that NumPy's loop is the op's own.
     ``all_arrays``: two operands, both arrays of their computation dtype, passed as they are
-    (``e / e.sum(axis=1, keepdims=True)``: no conversion, out passed by position)."""
+    (``e / e.sum(axis=1, keepdims=True)``: no conversion). ``out`` by keyword: NumPy 2.4
+    deprecates a third positional argument of maximum and minimum."""
     if all_arrays and len(computation) == 2:
         def run_arrays(inputs, outputs, req, params):
-            ufunc(inputs[0], inputs[1], outputs[0])
+            ufunc(inputs[0], inputs[1], out=outputs[0])
         return run_arrays
 
     def run(inputs, outputs, req, params):
