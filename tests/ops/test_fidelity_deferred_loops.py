@@ -141,6 +141,34 @@ def test_clip_with_broadcast_bounds_gives_numpys_bits(bound_shape):
 
 
 @pytest.mark.usefixtures("numba_after_one_call")
+@pytest.mark.parametrize("x_shape", [(), (1,), (5,), (3, 4)])
+@pytest.mark.parametrize("bounds", ["int array, float", "float, float array", "int arrays",
+                                    "float32 array, float64 array"])
+def test_clip_with_constant_bounds_to_cast_gives_numpys_bits(x_shape, bounds):
+    """Constant bounds (one element each) that need a cast, or a Python scalar beside a
+    bound array, still run NumPy's rule for constant bounds (x kept on a tie of signed
+    zeros: clip(zeros, int 0-d 0, -0.0) is 0.0, not the bound arrays' -0.0); the general
+    run's buffered chunks would otherwise hand NumPy repeated bounds (its other loop)."""
+    low_value, high_value = {"int array, float": (np.array(0), -0.0),
+                             "float, float array": (0.0, np.array(-0.0)),
+                             "int arrays": (np.array(0, np.int8), np.array(0, np.int16)),
+                             "float32 array, float64 array": (np.array(-0.0, np.float32),
+                                                              np.array(0.0))}[bounds]
+    for x_dtype in (np.dtype("int64"), np.dtype("float64"), np.dtype("float32")):
+        for fill in (0.0, -0.0, 1.0, np.nan):
+            with np.errstate(invalid="ignore"):  # NaN to int64
+                x = np.full(x_shape, fill).astype(x_dtype)
+            check_calls(lambda xp: xp.clip(
+                xp.asarray(x), *[xp.asarray(b) if isinstance(b, np.ndarray) else b
+                                 for b in (low_value, high_value)]),
+                f"clip({x_dtype} {x_shape} of {fill}, {bounds})")
+            check_calls(lambda xp: xp.clip(
+                xp.asarray(x), *[xp.asarray(b) if isinstance(b, np.ndarray) else b
+                                 for b in (high_value, low_value)]),
+                f"clip({x_dtype} {x_shape} of {fill}, {bounds} swapped)")
+
+
+@pytest.mark.usefixtures("numba_after_one_call")
 @pytest.mark.parametrize("size", [1, 4, 7, 37, 100, 5000])
 def test_signed_zero_ties_of_max_and_min_after_the_swap(size):
     """The reported cases: 1 / fmin(uint8 zeros, -0.0) and 1 / maximum(zeros, -0.0) are

@@ -74,6 +74,40 @@ def test_matches_numpy_expressions_directly():
     assert_identical(total, expected.sum(1, keepdims=True))
 
 
+# (x's shape, the bounds' shapes; None: a scalar) whose bounds NumPy's clip ufunc takes as
+# constants (x kept on a tie of signed zeros) or as arrays (the bound wins): a block of one
+# element must keep the whole call's rule, and equal structures of either rule share no kernel
+CLIP_BOUND_SHAPES = [((), (), ()), ((), None, None), ((1,), (), None), ((1,), (1,), (1,)),
+                     ((9,), (1,), None), ((9,), (), (1,)), ((9,), (9,), None), ((3, 4), (3, 1), ()),
+                     ((1, 1), (1,), (1, 1)), ((1, 1), (), (1, 1))]
+
+
+@pytest.mark.parametrize("evaluator", ["blocked", "numba"])
+@pytest.mark.parametrize("shapes", CLIP_BOUND_SHAPES)
+def test_clip_with_bound_arrays_follows_numpys_loop_for_the_bounds_shapes(block_size, evaluator,
+                                                                          shapes):
+    x_shape, low_shape, high_shape = shapes
+    for x_value, low_value, high_value in [(0.0, 0.0, -0.0), (-0.0, -0.0, 0.0), (0.0, -0.0, -0.0),
+                                           (np.nan, 0.0, 1.0), (2.0, 0.0, np.nan)]:
+        x = np.full(x_shape, x_value)
+        b = ProgramBuilder()
+        args, arrays = [b.array(x)], [x]
+        for shape, value in ((low_shape, low_value), (high_shape, high_value)):
+            if shape is None:
+                args.append(b.scalar(value))
+            else:
+                arrays.append(np.full(shape, value))
+                args.append(b.array(arrays[-1]))
+        program = b.build(outputs=[b.apply("clip_arrays", *args)])
+        expected = np.clip(*[a for a in arrays[:1]], *[
+            low_value if low_shape is None else arrays[1],
+            high_value if high_shape is None else arrays[-1]])
+        with np.errstate(invalid="ignore"):
+            (got,) = fusion.kernel_for(program)(arrays, evaluator=evaluator, threads=2)
+        assert_identical(got, expected)
+        assert_identical(run_unfused(program, arrays)[0], expected)
+
+
 def test_scalar_values_are_arguments_not_structure():
     a = np.arange(10, dtype=np.float32)
     p1, p2 = build_chain(a), build_chain(a[:5])

@@ -8,6 +8,12 @@ ValueError (at the call for a scalar exponent, before the loop for an array one)
 clip: NumPy's own ufuncs (the clip ufunc for two bounds, maximum or minimum for one), on
 bounds converted as NumPy converts them; Python int bounds NumPy refuses raise at every call
 (the plan's check), those it drops are clamped (the same result).
+
+clip_arrays (a bound is an array): the clip ufunc has two loops that differ on a tie of
+signed zeros. Where both bounds are constant over the whole call (each one element: a
+scalar, a 0-d or a size-1 array) it keeps x (``clip(0.0, 0.0, -0.0)`` is 0.0); otherwise
+it is maximum's then minimum's, and the bound wins (-0.0). The plan sees which from the
+bounds' shapes and runs loops of that rule.
 """
 from __future__ import annotations
 
@@ -21,15 +27,17 @@ from ..runtime.caching import cached_property
 from ..runtime.deferred_loops import bind, deferred_kernels
 from ..dtypes import check_scalar_fits, int_bounds, is_array_spec, result_type
 from .dtype_rules import computes_in_extended, is_weak_int
+from . import scalars
 from .operators import ElementwiseSpec, spec
-from .runs import nothing_run
+from .runs import general_run, nothing_run, numpy_loops
 from ..runtime.fp_status import report as report_fp_flags
 from ..outputs import single_output, write_with_req
 from ..runtime.parallel import split_run, use_parallel
 from ..plans import OpReq, is_c_contiguous
 from ..shapes import shape_of
 
-__all__ = ["PowerSpec", "ClipSpec", "numpy_power_loops"]
+__all__ = ["PowerSpec", "ClipSpec", "ClipArraysSpec", "clip_bounds_are_constant",
+           "numpy_power_loops"]
 
 _NEGATIVE_POWER = "Integers to negative integer powers are not allowed."
 
@@ -311,3 +319,66 @@ def _bound_converter(dtype):
                 constants[bound] = found
         return found
     return convert
+
+
+# ------------------------------------------------------------------- clip_arrays
+
+def clip_bounds_are_constant(x_shape, low_shape, high_shape, shape) -> bool:
+    """Whether NumPy's clip ufunc runs its loop for constant bounds (both strides 0) on
+    operands of these shapes (a scalar's is ``()``) and this result shape.
+
+    Each bound must be one element. Broadcast into a larger result it has stride 0. Into a
+    one-element result, NumPy takes its trivial loop when every operand is 0-d or of the
+    result's shape: there only a 0-d bound has stride 0; otherwise its iterator drops the
+    size-1 axes and every stride is 0 (measured on NumPy 2.x over every pairing of the
+    shapes up to three axes, C and Fortran order)."""
+    if math.prod(low_shape) != 1 or math.prod(high_shape) != 1:
+        return False
+    if math.prod(shape) > 1:
+        return True
+    shape = tuple(shape)
+    trivial = all(len(s) == 0 or tuple(s) == shape for s in (x_shape, low_shape, high_shape))
+    return not trivial or (len(low_shape) == 0 and len(high_shape) == 0)
+
+
+def _clip_by_constant_bounds(x, low, high, out):
+    """NumPy's clip loop for constant bounds over buffered chunks: each bound's chunk is its
+    one value repeated, handed to NumPy as a scalar so that NumPy runs that loop."""
+    _umath.clip(x, low[0], high[0], out=out)
+
+
+class ClipArraysSpec(ElementwiseSpec):
+    """clip(x, a_min, a_max) with a bound array: NumPy's clip ufunc (three broadcast inputs,
+    NumPy's dtype rules), with the rule of NumPy's loop for the bounds' shapes (module
+    docstring). The param ``constant_bounds`` states the rule where the operands are not the
+    call's own (a fused program's blocks); by default the shapes decide it."""
+    runs_ufunc = True
+
+    @cached_property
+    def constant_bounds(self) -> "ElementwiseSpec":
+        return _ConstantBoundsSpec(self.name, scalars.clip_constant_bounds, self.ufunc, self.doc)
+
+    def make_run(self, inputs, params, computation, shape, out_dtype, target, aliases, req):
+        constant = params.get("constant_bounds") if params else None
+        if constant is None:
+            constant = clip_bounds_are_constant(*(shape_of(v) for v in inputs), shape)
+        spec = self.constant_bounds if constant else super()
+        return spec.make_run(inputs, params, computation, shape, out_dtype, target, aliases,
+                             req)
+
+
+class _ConstantBoundsSpec(ElementwiseSpec):
+    """clip_arrays' runs where both bounds are constant: the general run, whose loop is
+    Numba's of that rule, or NumPy's handed the bounds as scalars until it compiles (never
+    NumPy's call on the operands as they are: its rule would follow their shapes)."""
+    runs_ufunc = True
+
+    @cached_property
+    def extended_loops(self) -> LoopKernels:
+        return numpy_loops(_clip_by_constant_bounds, 3)
+
+    def make_run(self, inputs, params, computation, shape, out_dtype, target, aliases, req):
+        if math.prod(shape) == 0 or req is OpReq.NULL:
+            return nothing_run
+        return general_run(self.general_loops, computation, self.wrap_scalars,
+                           name=self.fp_name)

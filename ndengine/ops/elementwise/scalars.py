@@ -292,9 +292,35 @@ def where_select(condition, x, y):
 
 @register_jitable
 def clip(x, low, high):
-    # NumPy's clip loop: minimum(maximum(x, low), high) with maximum/minimum's rules above
-    # (clip(-0.0, 0.0, 1.0) is 0.0; a NaN x, else a NaN bound, is the result)
+    # NumPy's clip loop for bound arrays: minimum(maximum(x, low), high) with
+    # maximum/minimum's rules above (clip(-0.0, 0.0, 1.0) is 0.0; a NaN x, else a NaN
+    # bound, is the result)
     return minimum(maximum(x, low), high)
+
+
+@register_jitable
+def clip_constant_bounds(x, low, high):
+    # NumPy's clip loop where both bounds are constant (each one element, stride 0): a NaN
+    # bound first (low's, else high's), then a NaN x, then x unless a bound is strictly
+    # beyond it, so a tie of signed zeros keeps x (clip(-0.0, 0.0, 1.0) is -0.0)
+    if low != low:
+        return low
+    if high != high:
+        return high
+    if x != x:
+        return x
+    if low > x:
+        x = low
+    if high < x:
+        return high
+    return x
+    if low != low or low > x:
+        x = low
+    if x != x:
+        return x
+    if high != high or high < x:
+        return high
+    return x
 
 
 # ------------------------------------------- scalars that need no type dispatch

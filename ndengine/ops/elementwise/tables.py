@@ -11,7 +11,7 @@ from . import functions as elementwise_functions
 from . import scalars, ufunc_scalars
 from .operators import (
     ComparisonSpec, ElementwiseSpec, ReluSpec, RoundSpec, UnaryLikeSpec, WhereSpec)
-from .power_clip import ClipSpec, PowerSpec
+from .power_clip import ClipArraysSpec, ClipSpec, PowerSpec
 from .ufunc_specs import LogicalSpec, SignbitSpec, UfuncLoopSpec
 
 __all__ = ["UNARY_TABLE", "BINARY_TABLE", "LOGICAL_TABLE", "UFUNC_LOOP_TABLE", "COMPARISONS", "register_all"]
@@ -152,13 +152,9 @@ def register_all() -> None:
               "np.round(x, decimals): half to even; ints keep their dtype.").register("unary")
     ClipSpec("clip", scalars.clip, np.maximum,
              "clip(x, a_min, a_max); either bound may be None.").register("binary")
-    clip_arrays = ElementwiseSpec(
+    ClipArraysSpec(
         "clip_arrays", scalars.clip, _umath.clip,
         "clip(x, a_min, a_max) with array bounds: numpy's clip ufunc (three broadcast inputs, "
-        "NumPy's dtype rules)")
-    # the ufunc itself where a bound broadcasts: NumPy's loop for two constant bounds keeps x
-    # on a tie of signed zeros, where its loop for bound arrays (and scalars.clip) gives the bound
-    clip_arrays.runs_ufunc = True
-    clip_arrays.register("other")
+        "NumPy's dtype rules)").register("other")
     WhereSpec("where", scalars.where_select, np.maximum,
               "where(cond, x, y) with broadcasting.").register("other")

@@ -131,7 +131,8 @@ def _node_expression(program, node: OpNode, value, slot_of) -> str:
                          for b in node.bounds)
         else:
             low, high = args[1], args[2]
-        if low is not None and high is not None and node.name == "clip_arrays":
+        if low is not None and high is not None and node.name == "clip_arrays" \
+                and not program.clip_bounds_constant(node):
             # NumPy's clip loop for bound arrays is maximum's then minimum's (a tie of signed
             # zeros gives the bound); for constant bounds it keeps x (numpy_clip)
             call = f"fs.numpy_minimum(fs.numpy_maximum({args[0]}, {low}), {high})"

@@ -83,7 +83,7 @@ class BlockedEvaluator:
         params = {}
         for i, op in self.ops.items():
             node = program.nodes[i]
-            if node.params or node.name == "clip":
+            if node.params or node.name in ("clip", "clip_arrays"):
                 params[i] = program.node_inputs(node, values)[1]
             else:
                 params[i] = {}

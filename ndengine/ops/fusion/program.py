@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..elementwise.power_clip import clip_bounds_are_constant
 from ..elementwise.runs import NUMPY_UNARY
 from .scalars import EXACT_POWER_EXPONENTS
 from ..shapes import broadcast_shapes
@@ -142,6 +143,12 @@ class FusedProgram:
         if reduction is not None and self.nodes[reduction.node].shape != self.shape:
             raise NotFusible("the reduced node must have the program's shape")
         self.size = math.prod(self.shape)
+        # clip_arrays nodes whose bounds NumPy's clip loop takes as constants (their rule on a
+        # tie of signed zeros is not the bound arrays'): a part of the key, as the leaves'
+        # shapes are not
+        self.constant_clips = frozenset(
+            i for i, n in enumerate(self.nodes) if isinstance(n, OpNode)
+            and n.name == "clip_arrays" and self.clip_bounds_constant(n))
         self.key = self._structure_key()
         self.member_names = tuple(n.name for n in self.nodes if isinstance(n, OpNode)) + (
             (reduction.name,) if reduction is not None else ())
@@ -187,7 +194,7 @@ class FusedProgram:
                 parts.append(node.structure())
         r = self.reduction
         tail = None if r is None else (r.name, r.node, r.axis, r.keepdims)
-        return (tuple(parts), self.outputs, tail, len(self.shape))
+        return (tuple(parts), self.outputs, tail, len(self.shape), self.constant_clips)
 
     # ------------------------------------------------------------ per-call checks
 
@@ -205,7 +212,14 @@ class FusedProgram:
         for name, bound in zip(CLIP_BOUNDS, node.bounds):
             if node.name == "clip":
                 params[name] = None if bound is None else values[self.nodes[bound].index]
+        if node.name == "clip_arrays":  # the rule of the whole call, not of a block's operands
+            params["constant_bounds"] = self.clip_bounds_constant(node)
         return inputs, params
+
+    def clip_bounds_constant(self, node: OpNode) -> bool:
+        """Whether NumPy runs clip_arrays ``node`` with its loop for constant bounds."""
+        return clip_bounds_are_constant(
+            *(getattr(self.nodes[a], "shape", ()) for a in node.args), node.shape)
 
     def exact_with(self, values) -> bool:
         """Whether the generated kernel computes this call exactly (see ``numba_exact``)."""

@@ -19,9 +19,11 @@ which operand wins a tie of signed zeros and NaN propagation:
 
 * ``np.maximum(a, b)`` / ``np.minimum(a, b)``: ``a`` if it is NaN or strictly beyond ``b``,
   else ``b`` (so ``maximum(-0.0, 0.0)`` is ``0.0``, ``maximum(0.0, -0.0)`` is ``-0.0``);
-* the clip ufunc with constant bounds keeps ``x`` unless a bound is NaN or strictly beyond
-  it (so ``clip(-0.0, 0.0, 1.0)`` is ``-0.0``); with bound arrays its loop is maximum's
-  then minimum's (the bound wins a tie), which codegen spells as those two.
+* the clip ufunc with constant bounds gives a NaN bound (the lower's first), else a NaN x,
+  else keeps ``x`` unless a bound is strictly beyond it (so ``clip(-0.0, 0.0, 1.0)`` is
+  ``-0.0``); with bound arrays its loop is maximum's then minimum's (the bound wins a tie),
+  which codegen spells as those two (``elementwise/scalars`` has both rules for the
+  unfused loops, where FP flags are not reported).
 
 ``scalar_power`` is float power with a scalar exponent as the registered op computes it:
 NumPy's loop replaces pow by the exact unary operation for an exponent of 2, 0.5, -1, 1
@@ -122,13 +124,15 @@ def numpy_minimum(a, b):
 
 @register_jitable
 def numpy_clip(x, low, high):
+    if low != low:
+        return low
+    if high != high:
+        return high
     if x != x:
         return x
-    if (low != low) | quiet_greater(low, x):
+    if quiet_greater(low, x):
         x = low
-    if x != x:
-        return x
-    if (high != high) | quiet_less(high, x):
+    if quiet_less(high, x):
         x = high
     return x
 
