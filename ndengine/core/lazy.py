@@ -3,8 +3,8 @@ the engine and pushed as ONE fused op (automatic fusion; Bohrium's instruction l
 bulking, jax.jit's fusion without a trace).
 
 An element-wise op (``ops.fusion.kernel``'s ``FUSIBLE_OPS``: unary and binary ufuncs, comparisons,
-``where``, ``clip``, ``astype``) on arrays of ``FUSE_MIN_ELEMENTS`` elements or more (on a GPU:
-any array not small) is not pushed by `invoke`: it is recorded in this thread's lazy window,
+``where``, ``clip``, ``astype``) on arrays of ``FUSE_MIN_ELEMENTS`` elements or more
+(``FUSE_MIN_NUMPY_ELEMENTS`` for one NumPy's own loop computes; on a GPU: any array not small) is not pushed by `invoke`: it is recorded in this thread's lazy window,
 which hands back its output at once, an array with no memory yet. The window is flushed by segment.py's rules (any other op of
 this thread, a wait or value read, another thread touching its arrays, ``waitall``, a fork,
 exit) and by three of its own: a view conflict, a shape change, and ``MAX_OPS`` ops; a tail
@@ -21,10 +21,12 @@ pushes ONE engine op that reads the vars of its leaves and writes the vars of it
 Back-pressure. The engine bounds the pending work, not the count of ops (its executor's
 ``pending_work``): a window's op weighs as its ops do, each 1 plus 1 per ``WORK_ELEMENTS``
 elements, so a thread looping ``x += 1`` on a large array cannot queue seconds of fused work
-ahead of a reader. A window is pushed without waiting (see segment.py), so each op waits for
-room before it is recorded, and a full window waits before its push, with its segment's lock
-released (segment.py's ``flush_full``); another thread that needs it (a reader) pushes it at
-once.
+ahead of a reader. A window is pushed without waiting (see segment.py), so the op that opens
+a window waits for room before it is recorded (the ops joining it push nothing: they need
+not), an op that pushed the window before it (a view conflict, a shape change, a closed
+window) waits once it is recorded, with the lock released, and a full window waits before its
+push, with its segment's lock released (segment.py's ``flush_full``); another thread that
+needs it (a reader) pushes it at once.
 
 The op (lazy_run.py's `FusedRun`) runs ``ops.fusion.kernel``'s kernel for the window's program,
 built once per window structure (op names, their plan keys, how their arguments connect, which
@@ -65,15 +67,15 @@ from .. import engine as _engine_mod
 from ..engine.errors import caller_origin as _caller_origin
 from ..engine import FnProperty
 from ..engine.config import env_bool, env_int
-from ..ops.fusion.program import FUSIBLE_OPS, TAIL_REDUCTIONS
-from . import fp_errors as _fp
+from ..ops.fusion.program import FUSIBLE_OPS, TAIL_REDUCTIONS, numpy_loop_computes
 from .array import NDArray, array_on as _array_on
 from .chunk import ARGUMENT_REFS, COMPILED, Chunk
+from .fp_errors import state_at_push as _fp_state_at_push
 from .lazy_run import FusedRun, program_stats
-from .segment import (WindowBase, flush_full, flush_locked, flush_touching,
+from .segment import (WindowBase, _flush_foreign, flush_full, flush_locked,
                       open_window_locked, thread_segment)
 
-__all__ = ["ENABLED", "MAX_OPS", "WORK_ELEMENTS", "LazyWindow", "record", "fusible",
+__all__ = ["ENABLED", "MAX_OPS", "WORK_ELEMENTS", "LazyWindow", "record", "fusible", "offered",
            "program_stats", "set_enabled"]
 
 # Whether ops are recorded at all: NDENGINE_FUSION at import, then `set_enabled` (the
@@ -81,9 +83,21 @@ __all__ = ["ENABLED", "MAX_OPS", "WORK_ELEMENTS", "LazyWindow", "record", "fusib
 ENABLED = env_bool("NDENGINE_FUSION", True)
 MAX_OPS = env_int("NDENGINE_FUSION_MAX_OPS", 64, minimum=1)
 INLINE_ELEMENTS = env_int("NDENGINE_FUSION_INLINE_ELEMENTS", 1 << 18, minimum=0)
-# Smaller CPU arrays are not recorded: in cache a fused call costs more than it saves, and
-# recording costs more than pushing each op alone, which runs inline when ready (invoke)
+# Smaller CPU arrays are not recorded: recording and the window's fixed cost (its program
+# lookup, the kernel's call, the engine op: ~30 us) exceed what a fused pass saves, and each
+# op pushed alone runs inline when ready (invoke). Measured on 2 cores: a long chain
+# (x = (x*a + b)*c - d) breaks even at 16K-32K elements and fused takes 0.6x NumPy's time at
+# 128K, where each op alone takes 1.4x; but scripts' windows are short (k-means' `labels == k`
+# is one op, read at once by a boolean index) and at 32K k-means took 10-15% longer. So the
+# default stays at 256K; a long chain of medium arrays gains from a lower value.
 FUSE_MIN_ELEMENTS = env_int("NDENGINE_FUSION_MIN_ELEMENTS", 1 << 18, minimum=0)
+# Ops NumPy's own loops compute (float exp, log, sin, ...: its SIMD loops, which a generated
+# kernel does not reproduce bit for bit) run in a window on the blocked evaluator, one NumPy
+# call per op and block: below this many elements that is the ops' own cost plus the window's,
+# so they open no window (where FUSE_MIN_ELEMENTS is lower): an exp chain of 32K-128K float32
+# took 1.1-1.25x its ops' time fused.
+FUSE_MIN_NUMPY_ELEMENTS = env_int("NDENGINE_FUSION_MIN_NUMPY_ELEMENTS", 1 << 18, minimum=0)
+_NUMPY_LOOP = {}  # (op name, result dtype) -> whether NumPy's loop computes it (memo)
 # Back-pressure's unit is about one tiny op (~5 us); an element-wise pass over this many
 # float64s costs about as much, so a member op weighs 1 plus 1 per this many elements
 WORK_ELEMENTS = 1 << 13
@@ -107,6 +121,36 @@ def set_enabled(enabled):
     global ENABLED
     previous, ENABLED = ENABLED, enabled
     return previous
+
+
+def offered(op, params, plan, device):
+    """Whether invoke offers a call of ``op`` (``params``, its ``plan``) on ``device`` to this
+    thread's lazy window: fusion on, the op fusible with these params, and on a CPU its
+    largest array at least ``FUSE_MIN_ELEMENTS`` (``FUSE_MIN_NUMPY_ELEMENTS`` for an op NumPy's
+    loop computes, unless this thread's window is open). The window may still refuse it
+    (`record`)."""
+    if not ENABLED or not fusible(op, params):
+        return False
+    if device != "cpu":
+        return True
+    elements = plan.elements
+    if elements < FUSE_MIN_ELEMENTS:
+        return False
+    if elements >= FUSE_MIN_NUMPY_ELEMENTS:
+        return True
+    name = op.name
+    dtype = plan.outputs[0][1]
+    numpy_loop = _NUMPY_LOOP.get((name, dtype))
+    if numpy_loop is None:
+        numpy_loop = _NUMPY_LOOP[name, dtype] = numpy_loop_computes(name, dtype)
+    # such an op opens no window, but joins this thread's open one: pushed alone, it would
+    # push the window first, whose fixed cost a few ops do not pay (x = exp(x*a + b))
+    return not numpy_loop or _gathering(thread_segment().window)
+
+
+def _gathering(window):
+    """Whether ``window`` (a segment's) is a lazy window with ops, still gathering."""
+    return type(window) is LazyWindow and window.bulk is None and len(window.nodes) > 0
 
 
 def fusible(op, params):
@@ -142,7 +186,7 @@ class _Node:
         self.name = op.name
         self.origin = origin
         self.tail = False  # a reduction closing the window (its last node)
-        self.fp = _fp.state_at_push()  # NumPy's error state of its push (fp_errors.py)
+        self.fp = _fp_state_at_push()  # NumPy's error state of its push (fp_errors.py)
 
 
 class _Written:
@@ -249,29 +293,34 @@ class LazyWindow(WindowBase):
 def record(engine, ctx, op, plan, key, inputs, params, output, fresh):
     """Record ``op`` (its ``plan`` and the plan's key ``key``, chosen by invoke) on ``inputs``, writing
     ``output`` (a new array with no memory yet when ``fresh``, else the in-place target) in
-    this thread's lazy window. False when it must be pushed alone (invoke then pushes it)."""
-    if ctx.device_type == "cpu" and math.prod(
-            (inputs[0] if op.name in TAIL_REDUCTIONS else output).shape) < FUSE_MIN_ELEMENTS:
-        return False  # too small to fuse: pushed alone, run inline when ready (invoke)
-    engine.wait_for_room()  # back-pressure for the windows this thread pushed (see above)
+    this thread's lazy window (invoke offers it: `offered`). False when it must be pushed
+    alone (invoke then pushes it)."""
+    name = op.name
+    tail = name in TAIL_REDUCTIONS
     segment = thread_segment()
-    flush_touching(inputs, segment)  # another thread's open window on the arrays goes first
+    if not _gathering_into(segment.window, engine, ctx):
+        engine.wait_for_room()  # a new window: back-pressure for those pushed (see above)
+    for x in inputs:  # another thread's open window on the arrays goes first
+        if type(x) is NDArray:
+            _flush_foreign(x._chunk.window, segment)
     if not fresh:
-        flush_touching((output,), segment)
+        _flush_foreign(output._chunk.window, segment)
     origin = _caller_origin(_OWN_FRAMES)
-    shape = output.shape
-    if op.name in TAIL_REDUCTIONS:
+    if tail:
         return fresh and _record_tail(segment, engine, ctx, op, plan, key, inputs[0], params,
                                       output, origin)
+    shape = output.shape
+    target = None if fresh else output
     with segment.lock:
         window = open_window_locked(segment, LazyWindow, engine, ctx)
-        target = None if fresh else output
         refs = window.refs_for(inputs, target, shape)
-        if refs is None:  # a view conflict or another shape: the window goes first
+        pushed = refs is None
+        if pushed:  # a view conflict or another shape: the window goes first
             flush_locked(segment)
             window = open_window_locked(segment, LazyWindow, engine, ctx)
             refs = window.refs_for(inputs, target, shape)
             if refs is None:
+                engine.wait_for_room()
                 return False
         for x in inputs:
             if type(x) is NDArray:
@@ -286,8 +335,8 @@ def record(engine, ctx, op, plan, key, inputs, params, output, fresh):
         chunk.window = window
         nodes = window.nodes
         index = len(nodes)
-        window.key.append((op.name, key, tuple(r if r[0] != "s" else "s" for r in refs)))
-        window.scalars.extend(_scalar_values(refs, op.name, params))
+        window.key.append((name, key, _ref_kinds(refs)))
+        _add_scalars(window.scalars, refs, name, params)
         window.shape = shape
         nodes.append(_Node(op, plan, refs, params, shape,
                            output.dtype, origin))  # see the invariant
@@ -296,7 +345,25 @@ def record(engine, ctx, op, plan, key, inputs, params, output, fresh):
         full = len(nodes) >= MAX_OPS
     if full:
         flush_full(window)
+    elif pushed:
+        engine.wait_for_room()  # for the window pushed (under the lock) above
     return True
+
+
+def _gathering_into(window, engine, ctx):
+    """Whether ``window`` (a segment's) is a lazy window with ops, still gathering for
+    ``engine`` and ``ctx``: an op joining it needs no wait for room (its first op waited)."""
+    return (type(window) is LazyWindow and window.bulk is None and window.engine is engine
+            and window.ctx is ctx and len(window.nodes) > 0)
+
+
+def _ref_kinds(refs):
+    """The refs as the program key has them: a scalar by its kind only (its value is an
+    argument of the program)."""
+    kinds = []
+    for ref in refs:
+        kinds.append(ref if ref[0] != "s" else "s")
+    return tuple(kinds)
 
 
 def _record_tail(segment, engine, ctx, op, plan, key, x, params, output, origin):
@@ -329,12 +396,13 @@ def _record_tail(segment, engine, ctx, op, plan, key, x, params, output, origin)
     return True
 
 
-def _scalar_values(refs, name, params):
-    """The scalars a node adds to the program, in ProgramBuilder's order: its scalar
-    arguments, then clip's bounds."""
-    values = [value for kind, value in refs if kind == "s"]
+def _add_scalars(values, refs, name, params):
+    """Append the scalars a node adds to the program to ``values``, in ProgramBuilder's
+    order: its scalar arguments, then clip's bounds."""
+    for kind, value in refs:
+        if kind == "s":
+            values.append(value)
     if name == "clip":
         for key in ("a_min", "a_max"):
             if params.get(key) is not None:
                 values.append(params[key])
-    return values

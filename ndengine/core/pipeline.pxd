@@ -3,6 +3,7 @@ cimport cython
 from ndengine.core.array cimport RawArray, new_array as _new_array
 from ndengine.core.fp_errors cimport state_at_push as _fp_state_at_push
 from ndengine.core.segment cimport append as _gather, run_now as _run_now
+from ndengine.core.lazy cimport offered as _lazy_offered, record as _lazy_record
 from ndengine.core.runs cimport BoundRun
 from ndengine.ops.plans cimport Plan
 

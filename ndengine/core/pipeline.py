@@ -24,6 +24,7 @@ from ..ops.plans import input_key as _input_key, param_key as _param_key
 from . import fp_errors as _fp
 from . import gpu as _gpu
 from . import lazy as _lazy
+from .lazy import offered as _lazy_offered, record as _lazy_record
 from . import segment as _segment
 from . import tape as _tape
 from .array import NDArray, new_array as _new_array
@@ -351,11 +352,9 @@ def _fuse_or_push(op, inputs, params, out, ctx, engine, plan, key, gathering, sm
     device = ctx.device_type
     if run is not None:
         prop = _ASYNC
-    elif (cast_into is None and _lazy.ENABLED
-          and (plan.elements >= _lazy.FUSE_MIN_ELEMENTS or device != "cpu")
-          and gathering and not extra_writes and not overwrites
-          and _lazy.fusible(op, params)
-          and _lazy.record(engine, ctx, op, plan, key, inputs, params, outputs[0],
+    elif (cast_into is None and gathering and not extra_writes and not overwrites
+          and _lazy_offered(op, params, plan, device)
+          and _lazy_record(engine, ctx, op, plan, key, inputs, params, outputs[0],
                            out is None)):
         return outputs  # recorded in this thread's lazy window (lazy.py): fused at its flush
     else:
@@ -384,10 +383,9 @@ def _binds_pool_buffers(op, params, plan, device):
     """Whether a call on arrays with pool buffers (over chunk.SMALL_BYTES) is bound to their
     memory at the push and gathered like a small one: a CPU call, every array under
     lazy.INLINE_ELEMENTS (such an op runs in the pushing thread anyway), and not an op a
-    lazy window would record (lazy.FUSE_MIN_ELEMENTS, when a user lowered it)."""
-    elements = plan.elements
-    return device == "cpu" and elements < _lazy.INLINE_ELEMENTS and (
-        elements < _lazy.FUSE_MIN_ELEMENTS or not (_lazy.ENABLED and _lazy.fusible(op, params)))
+    lazy window would record (lazy.offered)."""
+    return device == "cpu" and plan.elements < _lazy.INLINE_ELEMENTS and not _lazy_offered(
+        op, params, plan, device)
 
 
 def _new_var(chunk, engine):

@@ -23,6 +23,8 @@ Read at import:
     NDENGINE_FUSION                 boolean: automatic fusion (core/lazy.py; on)
     NDENGINE_FUSION_MAX_OPS         ops per fused window: an integer >= 1 (64)
     NDENGINE_FUSION_MIN_ELEMENTS    smallest CPU array fused: an integer >= 0 (262144)
+    NDENGINE_FUSION_MIN_NUMPY_ELEMENTS  the same for an op NumPy's own loop computes (float
+                                    exp, log, sin, ...): an integer >= 0 (262144)
     NDENGINE_FUSION_INLINE_ELEMENTS under this many elements a CPU op runs in the pushing
                                     thread: an integer >= 0 (262144)
     NDENGINE_INLINE_MAX_BYTES       largest array kept in NumPy's memory, outside the pool: an

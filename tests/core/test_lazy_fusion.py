@@ -26,8 +26,9 @@ N = 1 << 14  # float64: 128 KiB, a large array (not a SmallChunk)
 @pytest.fixture(autouse=True)
 def fuse_test_sizes(monkeypatch):
     """The tests' arrays are smaller than FUSE_MIN_ELEMENTS: fuse them anyway (the op by op
-    run of small windows has its own test)."""
+    run of small windows has its own test); ops NumPy's loops compute too."""
     monkeypatch.setattr(lazy, "FUSE_MIN_ELEMENTS", 0)
+    monkeypatch.setattr(lazy, "FUSE_MIN_NUMPY_ELEMENTS", 0)
 
 
 def records():

@@ -156,9 +156,10 @@ def test_read_of_an_idle_array_is_not_throttled(process_engine, kind):
 
 @pytest.mark.parametrize("kind", THREADED)
 def test_reader_flushes_a_window_whose_owner_waits_for_room(process_engine, kind):
-    # The writer has a lazy window open when the engine goes over its bound: its next op
-    # waits for room with the window's lock released, so a reader pushes the window and reads
-    # at once, with the writes recorded so far.
+    # The writer has a lazy window open when the engine goes over its bound: its ops join the
+    # window until it is full, which waits for room before its push with the window's lock
+    # released, so a reader pushes the window and reads at once, with every write recorded
+    # (the last one's call still waiting).
     eng = process_engine(kind, max_pending=8)
     x = nd.zeros(lazy.FUSE_MIN_ELEMENTS)
     x.wait_to_read()
@@ -182,8 +183,8 @@ def test_reader_flushes_a_window_whose_owner_waits_for_room(process_engine, kind
         writer.join(0.2)
         assert writer.is_alive(), "the writer did not wait for room"
         values = run_with_timeout(x.asnumpy, TIMEOUT, "asnumpy while the writer waits")
-        np.testing.assert_array_equal(values, np.full(x.shape, float(len(recorded))))
-        assert len(recorded) >= lazy.MAX_OPS - 2
+        assert len(recorded) == lazy.MAX_OPS - 1  # the last op waits in its call
+        np.testing.assert_array_equal(values, np.full(x.shape, float(lazy.MAX_OPS)))
     finally:
         filled.set()
         gate.set()
@@ -244,8 +245,8 @@ def test_back_pressure_counts_work_not_ops(process_engine, kind):
 @pytest.mark.parametrize("kind", THREADED)
 def test_windows_closed_by_a_reduction_are_throttled_by_their_work(process_engine, kind):
     # Each ``(x * 2).sum()`` is one window, pushed by the next one's first op (the reduction
-    # closed it): a push made under the window's lock, so the thread waits for room at its
-    # next op. Each window weighs more than the whole bound: the thread stops after two.
+    # closed it): a push made under the window's lock, so that op waits for room once it is
+    # recorded. Each window weighs more than the whole bound: the thread stops after two.
     eng = process_engine(kind, max_pending=50)
     x = nd.zeros(lazy.FUSE_MIN_ELEMENTS)
     gate = threading.Event()

@@ -36,7 +36,7 @@ from ..shapes import broadcast_shapes
 
 __all__ = ["NotFusible", "Leaf", "Scalar", "OpNode", "Reduction", "FusedProgram",
            "FUSIBLE_OPS", "TAIL_REDUCTIONS", "CLIP_BOUNDS", "ArraySpec", "scalar_matches",
-           "attribute", "numba_able", "numba_exact"]
+           "attribute", "numba_able", "numba_exact", "numpy_loop_computes"]
 
 
 class NotFusible(ValueError):
@@ -268,6 +268,13 @@ def numba_able(node: OpNode) -> bool:
     return True
 
 
+def numpy_loop_computes(name: str, dtype: np.dtype) -> bool:
+    """Whether the registered op ``name`` with result ``dtype`` runs NumPy's own loop (its SIMD
+    transcendentals), which a generated kernel does not reproduce bit for bit: a program with
+    such a node runs on the blocked evaluator."""
+    return name in _NUMPY_BACKED and dtype.kind == "f"
+
+
 def numba_exact(node: OpNode, nodes) -> bool:
     """Whether the Numba kernel's result for ``node`` is the registered op's bit for bit:
     not for the ops the registered op runs with NumPy's SIMD transcendentals (libm differs
@@ -275,7 +282,7 @@ def numba_exact(node: OpNode, nodes) -> bool:
     exponent only for the values ``EXACT_POWER_EXPONENTS`` (decided per call)."""
     if not numba_able(node):
         return False
-    if node.name in _NUMPY_BACKED and node.dtype.kind == "f":
+    if numpy_loop_computes(node.name, node.dtype):
         return False
     if node.name == "power" and node.dtype.kind == "f":
         return isinstance(nodes[node.args[1]], Scalar)
