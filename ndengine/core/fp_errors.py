@@ -42,7 +42,7 @@ import threading
 import warnings
 
 from .. import engine as _engine_mod
-from ..engine.errors import origin_location, running_origin
+from ..engine.errors import origin_location, running_origin, warn_at
 from ..ops.runtime import fp_status as _status
 from ..ops.fusion.fp_report import ufunc_name
 
@@ -64,7 +64,6 @@ _lock = threading.Lock()
 KEPT = {}      # var -> [_Report]: reports not surfaced yet, with the vars that hold them
 _unseen = {}      # _Report -> None: every report not surfaced yet, in order
 _unseen_equal = {}  # _Report.key() -> the _Report not surfaced yet with that key
-_registries = {}  # filename -> warnings registry (NumPy's "once per location" default)
 
 
 class FPState:
@@ -293,13 +292,8 @@ def _surface_one(report, error):
     if mode == "print":
         print(f"{_PREFIX}{text}", file=sys.stdout)
         return
-    location = origin_location(report.origin)
-    if location is None:
+    if not warn_at(report.origin, text):
         warnings.warn(text, RuntimeWarning, stacklevel=4)
-        return
-    filename, line = location
-    registry = _registries.setdefault(filename, {})
-    warnings.warn_explicit(text, RuntimeWarning, filename, line, registry=registry)
 
 
 def _surface_at_exit():

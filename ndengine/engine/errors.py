@@ -19,18 +19,21 @@
 * `running_origin`: from inside a running op, the origin of that op (its block's, or the
   pushing thread's user frame); `origin_location`: an origin as (filename, line), for a
   warning attributed to the user's line.
+* `warn_at`: a warning attributed to an origin's line (the FP reports at the wait);
+  `warn_at_caller`: to the user's line calling now (a warning NumPy gives at the call).
 """
 import concurrent.futures
 import os
 import sys
 import traceback
+import warnings
 from types import CodeType, FunctionType
 
 from .config import env_bool
 
 __all__ = ["Cancelled", "ForkedWhilePending", "interrupted", "record_failure", "caller_origin",
            "describe_origin", "resolve_origin", "running_origin", "origin_location",
-           "NOTE_PREFIX"]
+           "warn_at", "warn_at_caller", "NOTE_PREFIX"]
 
 NOTE_PREFIX = "raised by "
 _ENGINE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -190,6 +193,29 @@ def caller_origin(inside=0):
     if _FULL_STACKS:
         return _full_stack(frame)
     return code, frame.f_lasti
+
+
+_REGISTRIES = {}  # filename -> warnings registry (the "default" action: once per location)
+
+
+def warn_at(origin, message, category=RuntimeWarning):
+    """Warn as from the user's line ``origin`` (`caller_origin`'s), with
+    ``warnings.warn_explicit``: filters, ``-W error`` and "once per location" apply as they
+    would there. False when ``origin`` names no line (the caller warns otherwise)."""
+    location = origin_location(origin)
+    if location is None:
+        return False
+    filename, line = location
+    warnings.warn_explicit(message, category, filename, line,
+                           registry=_REGISTRIES.setdefault(filename, {}))
+    return True
+
+
+def warn_at_caller(message, category=RuntimeWarning):
+    """Warn as NumPy does at a call, at the user's line that called into ndengine (a warning
+    NumPy gives at the call itself, not about the values: "Mean of empty slice")."""
+    if not warn_at(caller_origin(), message, category):
+        warnings.warn(message, category, stacklevel=2)
 
 
 # This module is part of the compiled core (compiled.py): compiled, its functions push no

@@ -30,10 +30,13 @@ function's, the array being ``self``).
 This module imports nothing else of the package: any layer may make its functions here.
 """
 import inspect
+import os
 
 import numpy as np
 
 __all__ = ["signature_of", "signed_function", "numpy_function", "method"]
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
 
 _P = inspect.Parameter
 # names a parameter list may use in its defaults
@@ -137,7 +140,10 @@ def signed_function(name, parameters, target, *, lead=(), by_name=False, keyword
     if shortcut is not None:
         lines += [f"    if {shortcut[0]}:", f"        return {shortcut[1]}"]
     lines.append(f"    return target({call})")
-    exec("\n".join(lines), scope)  # noqa: S102 - source built from a table's row
+    # named as a file of the package, so that the user's line of an error or a warning
+    # (engine/errors.caller_origin: the first frame outside the package) is the caller's
+    code = compile("\n".join(lines), os.path.join(_HERE, f"<generated {name}>"), "exec")
+    exec(code, scope)  # noqa: S102 - source built from a table's row
     function = scope["function"]
     qualname = qualname or name
     function.__code__ = function.__code__.replace(co_name=name, co_qualname=qualname)

@@ -57,6 +57,19 @@ def test_warning_at_the_wait_with_the_pushing_line(nd_engine, loops):
     np.testing.assert_array_equal(values, [np.inf, 2.0])
 
 
+def test_warning_of_a_module_function_has_the_callers_line(nd_engine):
+    """``nd.exp``, ``nd.divide``: functions generated from tables (ndarray/signatures.py) are
+    the package's own frames, so the report names the user's line, not the generated code."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        big = ndengine.exp(nd.array([1000.0])); exp_line = _this_line()  # noqa: E702
+        half = ndengine.divide(nd.array([1.0]), 0); divide_line = _this_line()  # noqa: E702
+        big.asnumpy(), half.asnumpy()
+    assert sorted((str(w.message), w.filename, w.lineno) for w in caught) == [
+        ("divide by zero encountered in divide", __file__, divide_line),
+        ("overflow encountered in exp", __file__, exp_line)]
+
+
 def test_raise_fails_the_op_at_the_wait(nd_engine, loops):
     a, b = nd.array([1.0, 2.0]), nd.array([0.0, 1.0])
     if nd_engine.kind == "NaiveEngine":

@@ -4,7 +4,10 @@ The kernels call NumPy's own reductions on purpose: NumPy sums floats
 pairwise, so a Numba loop would differ in the last bits for sum/mean/std/var,
 and its reduction loops already release the GIL and use SIMD.  What this
 module adds is inference without data (shape, NumPy's dtype, NumPy's errors),
-the OpReq/overlap handling and empty-input behaviour without warnings.
+the OpReq/overlap handling, and mean/var/std over too few elements: NumPy's
+RuntimeWarning ("Mean of empty slice", "Degrees of freedom <= 0 for slice") at the
+call, from the plan's check, and in the kernel NumPy's own arithmetic of that case
+(numpy/_core/_methods.py), whose FP reports surface at the wait as NumPy's would.
 """
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ import operator
 
 import numpy as np
 
+from ...engine.errors import warn_at_caller
 from ..dtypes import check_dtype, is_array_spec, result_type
 from ..outputs import detach_overlapping, single_output, write_with_req
 from ..plans import Plan, is_c_contiguous
@@ -40,6 +44,9 @@ REDUCTIONS = {
     "argmin": (np.argmin, True, "attempt to get argmin of an empty sequence"),
 }
 _STATISTICS = ("mean", "std", "var")  # empty input gives NaN
+# NumPy's warnings of a mean over no element, a var/std over no more than ddof elements
+_EMPTY_MEAN = "Mean of empty slice"
+_NO_DEGREES = "Degrees of freedom <= 0 for slice"
 _ROW_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _ARG_REDUCTIONS = ("argmax", "argmin")
 
@@ -118,7 +125,29 @@ class Reduction:
         return Plan(outputs, self._rows_run(inputs, params, target, aliases, req)
                     or self._reduce_run(inputs, params, aliases, req)
                     or self._function_run(inputs, params, aliases, req, outputs[0][1])
-                    or kernel_run(self.kernel))
+                    or kernel_run(self.kernel), self._too_few_warning(inputs, params))
+
+    def _too_few(self, x, axis, ddof):
+        """The warning NumPy gives a mean over no element or a var/std over ``ddof``
+        elements or fewer (its ``_methods``), or None."""
+        if self.name not in _STATISTICS:
+            return None
+        shape = shape_of(x)
+        count = math.prod(shape[a] for a in self.axes(x, axis))
+        if self.name == "mean":
+            return _EMPTY_MEAN if count == 0 else None
+        return _NO_DEGREES if ddof >= count else None
+
+    def _too_few_warning(self, inputs, params):
+        """The plan's check: NumPy's warning of too few elements at every call, at the
+        user's line (the kernel computes that case without it)."""
+        message = self._too_few(inputs[0], params.get("axis"), params.get("ddof", 0))
+        if message is None:
+            return None
+
+        def check(inputs, params):
+            warn_at_caller(message)
+        return check
 
     def _rows_run(self, inputs, params, target, aliases, req):
         """``x.sum(axis=-1)`` over C-contiguous float32/float64 rows of at most MAX_ROW
@@ -181,8 +210,9 @@ class Reduction:
         axis = params.get("axis")
         axes = self.axes(x, axis)
         shape = shape_of(x)
-        if math.prod(shape[a] for a in axes) == 0:
-            return None
+        if self._too_few(x, axis, params.get("ddof", 0)) or math.prod(
+                shape[a] for a in axes) == 0:
+            return None  # the kernel's special cases
         if self.name in _ARG_REDUCTIONS:
             def run(inputs, outputs, req, params):
                 outputs[0][...] = fn(inputs[0], axis=axis, keepdims=keepdims)
@@ -213,16 +243,14 @@ class Reduction:
         axes = self.axes(x, axis)
         if req is not OpReq.ADD_TO:
             (x,) = detach_overlapping([x], [out], allow_same_view=False)
-        empty = math.prod(x.shape[a] for a in axes) == 0
+        count = math.prod(x.shape[a] for a in axes)
+        too_few = self._too_few(x, axis, ddof) is not None
 
         def compute(target):
-            if empty and self.name in _STATISTICS:
-                # NumPy's answer, minus its warnings: the sum of no elements over a count of
-                # 0, 0 / 0 in the result's dtype (complex: nan+nanj; the NaN's bits are the
-                # division's, sign bit included), cast as NumPy's into an int out
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    np.copyto(target, np.true_divide(target.dtype.type(0), 0),
-                              casting="unsafe")
+            if too_few:  # NumPy's arithmetic of that case, without its warning (the check's)
+                np.copyto(target, _too_few_statistic(self.name, x, axis, axes, keepdims, ddof,
+                                                     dtype, out_dtype is not None, count),
+                          casting="unsafe")
                 return
             if self.name in _ARG_REDUCTIONS:
                 target[...] = self.numpy_fn(x, axis=axis, keepdims=keepdims)
@@ -254,6 +282,44 @@ class Reduction:
                           f"keepdims" + (", ddof" if self.name in ("std", "var") else "") +
                           ("" if self.name in _ARG_REDUCTIONS else ", dtype"))
         return add_operator(op)
+
+
+def _too_few_statistic(name, x, axis, axes, keepdims, ddof, dtype, out_given, count):
+    """mean over no element, var/std over ``ddof`` elements or fewer, computed as NumPy's
+    ``_methods._mean`` and ``_var`` compute them (numpy/_core/_methods.py) but for their
+    RuntimeWarning: the same sums and divisions in the same dtypes, so the same values (var
+    of an empty slice with a negative ddof is 0.0; sum(d*d)/0 is inf) and the same FP flags,
+    reported at the wait with NumPy's messages ('invalid value encountered in divide'; in
+    'scalar divide' for a scalar result)."""
+    axis = None if axis is None else axes
+    if dtype is None and x.dtype.kind in "iub":
+        dtype = np.dtype("f8")
+    elif dtype is None and name == "mean" and x.dtype == np.float16:
+        dtype = np.dtype("f4")  # NumPy sums a float16 mean in float32
+    count = np.intp(count)
+    if name == "mean":
+        return _divided(np.add.reduce(x, axis, dtype, None, keepdims), count, out_given)
+    arrmean = _divided(np.add.reduce(x, axis, dtype, None, True), count, False)
+    deviations = np.asanyarray(x - arrmean)
+    if deviations.dtype.kind == "c":
+        squares = np.multiply(deviations, np.conjugate(deviations)).real
+    else:
+        squares = np.multiply(deviations, deviations)
+    result = _divided(np.add.reduce(squares, axis, dtype, None, keepdims),
+                      np.maximum(count - ddof, 0), out_given)
+    if name == "std":
+        result = np.sqrt(result) if isinstance(result, np.ndarray) else \
+            result.dtype.type(np.sqrt(result))
+    return result
+
+
+def _divided(total, count, out_given):
+    """NumPy's last step of a mean or var: an array divided in place, a scalar (a 0-d
+    result without ``out=``) by Python's division of NumPy scalars."""
+    if isinstance(total, np.ndarray) or out_given:
+        total = np.asarray(total)
+        return np.true_divide(total, count, out=total, casting="unsafe")
+    return total.dtype.type(total / count)
 
 
 def _row_loop(x, axis, name):
