@@ -36,13 +36,21 @@ cdef class LazyWindow(WindowBase):
     @cython.locals(written=dict, leaf_at=dict, refs=list, entry=_Written, view=tuple)
     cpdef list refs_for(self, inputs, out, shape)
 
-@cython.locals(elements=Py_ssize_t)
+@cython.locals(elements=Py_ssize_t, medium=bint)
 cpdef bint offered(op, params, plan, device)
+
+@cython.locals(short=Py_ssize_t)
+cdef bint _opens_long_windows(plan)
+
+cdef _note_window_length(nodes)
 
 cpdef bint fusible(op, params)
 
-@cython.locals(window=WindowBase)
-cdef bint _gathering(window)
+cdef bint _joinable(window, shape)
+
+cdef bint _reducible(window, Py_ssize_t elements)
+
+cdef bint _numpy_loop(op, plan)
 
 @cython.locals(x=RawArray)
 cdef tuple _view_of(x)

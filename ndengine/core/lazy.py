@@ -97,7 +97,21 @@ FUSE_MIN_ELEMENTS = env_int("NDENGINE_FUSION_MIN_ELEMENTS", 1 << 18, minimum=0)
 # so they open no window (where FUSE_MIN_ELEMENTS is lower): an exp chain of 32K-128K float32
 # took 1.1-1.25x its ops' time fused.
 FUSE_MIN_NUMPY_ELEMENTS = env_int("NDENGINE_FUSION_MIN_NUMPY_ELEMENTS", 1 << 18, minimum=0)
-_NUMPY_LOOP = {}  # (op name, result dtype) -> whether NumPy's loop computes it (memo)
+# Medium CPU arrays (from this many elements up to FUSE_MIN_ELEMENTS) open a window only by
+# a call whose windows came out long: a window pays its fixed cost (~30 us: the program's
+# lookup, the kernel's call, the engine op) from about LONG_WINDOW_OPS ops at 64K elements,
+# where a long chain runs at 0.6-0.8x NumPy's time fused and 1.4-1.7x op by op; but most
+# windows of scripts are short (k-means' `labels == k`, read at once by a boolean index).
+# A call is told by its plan (the op and its operands' signature: one dict lookup, where the
+# user's line would cost a walk of the frames); after SHORT_WINDOWS_KEPT short windows in a
+# row opened by a plan, its calls are pushed alone, but for a try every RETRY_SHORT-th.
+FUSE_MIN_MEDIUM_ELEMENTS = env_int("NDENGINE_FUSION_MIN_MEDIUM_ELEMENTS", 1 << 16, minimum=0)
+LONG_WINDOW_OPS = 6
+SHORT_WINDOWS_KEPT = 2
+RETRY_SHORT = 1024
+_PLANS_LIMIT = 4096
+_short_windows = {}  # plan -> short windows it opened in a row (plans hash by identity)
+_NUMPY_LOOP = {}  # plan -> whether NumPy's loop computes its op (memo; plans hash by identity)
 # Back-pressure's unit is about one tiny op (~5 us); an element-wise pass over this many
 # float64s costs about as much, so a member op weighs 1 plus 1 per this many elements
 WORK_ELEMENTS = 1 << 13
@@ -127,30 +141,77 @@ def offered(op, params, plan, device):
     """Whether invoke offers a call of ``op`` (``params``, its ``plan``) on ``device`` to this
     thread's lazy window: fusion on, the op fusible with these params, and on a CPU its
     largest array at least ``FUSE_MIN_ELEMENTS`` (``FUSE_MIN_NUMPY_ELEMENTS`` for an op NumPy's
-    loop computes, unless this thread's window is open). The window may still refuse it
-    (`record`)."""
+    loop computes, which joins an open window below); from ``FUSE_MIN_MEDIUM_ELEMENTS`` an op
+    joins this thread's open window, and opens one at a line whose windows come out long
+    (not an op NumPy's loop computes). The window may still refuse it (`record`)."""
     if not ENABLED or not fusible(op, params):
         return False
     if device != "cpu":
         return True
     elements = plan.elements
-    if elements < FUSE_MIN_ELEMENTS:
+    if elements >= FUSE_MIN_ELEMENTS:
+        if elements >= FUSE_MIN_NUMPY_ELEMENTS or not _numpy_loop(op, plan):
+            return True
+        # pushed alone, it would push the window first, whose fixed cost a few ops do not
+        # pay (x = exp(x*a + b)): it joins an open window, opens none
+        return _joinable(thread_segment().window, plan.outputs[0][0])
+    if elements < FUSE_MIN_MEDIUM_ELEMENTS:
         return False
-    if elements >= FUSE_MIN_NUMPY_ELEMENTS:
+    window = thread_segment().window
+    if op.name in TAIL_REDUCTIONS:
+        return _reducible(window, elements)
+    if _joinable(window, plan.outputs[0][0]):
         return True
-    name = op.name
-    dtype = plan.outputs[0][1]
-    numpy_loop = _NUMPY_LOOP.get((name, dtype))
-    if numpy_loop is None:
-        numpy_loop = _NUMPY_LOOP[name, dtype] = numpy_loop_computes(name, dtype)
-    # such an op opens no window, but joins this thread's open one: pushed alone, it would
-    # push the window first, whose fixed cost a few ops do not pay (x = exp(x*a + b))
-    return not numpy_loop or _gathering(thread_segment().window)
+    return not _numpy_loop(op, plan) and _opens_long_windows(plan)
 
 
-def _gathering(window):
-    """Whether ``window`` (a segment's) is a lazy window with ops, still gathering."""
-    return type(window) is LazyWindow and window.bulk is None and len(window.nodes) > 0
+def _numpy_loop(op, plan):
+    """Whether NumPy's own loop computes ``op`` for this plan's result dtype (memo)."""
+    found = _NUMPY_LOOP.get(plan)
+    if found is None:
+        if len(_NUMPY_LOOP) >= _PLANS_LIMIT:
+            _NUMPY_LOOP.clear()
+        found = _NUMPY_LOOP[plan] = numpy_loop_computes(op.name, plan.outputs[0][1])
+    return found
+
+
+def _joinable(window, shape):
+    """Whether ``window`` (a segment's) is a lazy window with ops, still gathering, that an op
+    with a result of ``shape`` would join (not one a reduction closed, nor of another shape:
+    the op would push it and open another)."""
+    return (type(window) is LazyWindow and window.bulk is None and len(window.nodes) > 0
+            and window.shape == shape)
+
+
+def _reducible(window, elements):
+    """Whether ``window`` could take a tail reduction of an array of ``elements``: a lazy
+    window still gathering, not closed, of that size (`_record_tail` checks the array)."""
+    return (type(window) is LazyWindow and window.bulk is None and len(window.nodes) > 0
+            and type(window.shape) is tuple and math.prod(window.shape) == elements)
+
+
+def _opens_long_windows(plan):
+    """Whether a call of ``plan`` on medium arrays may open a window: not after
+    SHORT_WINDOWS_KEPT short ones in a row opened by it, but for one try every RETRY_SHORT."""
+    short = _short_windows.get(plan, 0)
+    if short < SHORT_WINDOWS_KEPT:
+        return True
+    _short_windows[plan] = short + 1
+    return (short - SHORT_WINDOWS_KEPT) % RETRY_SHORT == RETRY_SHORT - 1
+
+
+def _note_window_length(nodes):
+    """At a flush: a window of medium arrays that came out short counts against the plan of
+    its first op, a long one clears that plan's count."""
+    if not nodes or math.prod(nodes[0].shape) >= FUSE_MIN_ELEMENTS:
+        return
+    plan = nodes[0].plan
+    if len(nodes) >= LONG_WINDOW_OPS:
+        _short_windows.pop(plan, None)
+        return
+    if len(_short_windows) >= _PLANS_LIMIT:
+        _short_windows.clear()
+    _short_windows[plan] = _short_windows.get(plan, 0) + 1
 
 
 def fusible(op, params):
@@ -261,6 +322,7 @@ class LazyWindow(WindowBase):
         """The window's engine op, or None when none of its results is alive."""
         outputs, out_nodes, writes = [], [], []
         nodes = self.nodes
+        _note_window_length(nodes)
         for entry in self.written.values():
             target = entry.target
             if target is None:

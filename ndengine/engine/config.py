@@ -25,6 +25,9 @@ Read at import:
     NDENGINE_FUSION_MIN_ELEMENTS    smallest CPU array fused: an integer >= 0 (262144)
     NDENGINE_FUSION_MIN_NUMPY_ELEMENTS  the same for an op NumPy's own loop computes (float
                                     exp, log, sin, ...): an integer >= 0 (262144)
+    NDENGINE_FUSION_MIN_MEDIUM_ELEMENTS  from this many elements an op joins an open window,
+                                    and opens one where its windows come out long: an
+                                    integer >= 0 (65536)
     NDENGINE_FUSION_INLINE_ELEMENTS under this many elements a CPU op runs in the pushing
                                     thread: an integer >= 0 (262144)
     NDENGINE_INLINE_MAX_BYTES       largest array kept in NumPy's memory, outside the pool: an
