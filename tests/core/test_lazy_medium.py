@@ -1,6 +1,6 @@
 """Lazy windows of medium arrays (core/lazy.py: FUSE_MIN_MEDIUM_ELEMENTS up to
 FUSE_MIN_ELEMENTS): an op joins this thread's open window; a call opens one only while the
-windows its plan opened came out long (LONG_WINDOW_OPS); an op NumPy's own loop computes
+windows its plan opened came out long (LONG_WINDOW_BYTES); an op NumPy's own loop computes
 joins but opens none; results are NumPy's either way, under every engine."""
 import numpy as np
 import pytest
@@ -37,7 +37,7 @@ def values(dtype=np.float64):
 
 def long_chain(xp, x):
     for _ in range(4):
-        x = x * 1.0001 + 0.5  # 8 ops: a long window
+        x = x * 1.0001 + 0.5  # 8 ops of 256 KiB results: a long window
     return x
 
 
