@@ -92,10 +92,10 @@ INLINE_ELEMENTS = env_int("NDENGINE_FUSION_INLINE_ELEMENTS", 1 << 18, minimum=0)
 # default stays at 256K; a long chain of medium arrays gains from a lower value.
 FUSE_MIN_ELEMENTS = env_int("NDENGINE_FUSION_MIN_ELEMENTS", 1 << 18, minimum=0)
 # Ops NumPy's own loops compute (float exp, log, sin, ...: its SIMD loops, which a generated
-# kernel does not reproduce bit for bit) run in a window on the blocked evaluator, one NumPy
+# kernel does not reproduce bit for bit) make a window run on the blocked evaluator, one NumPy
 # call per op and block: below this many elements that is the ops' own cost plus the window's,
-# so they open no window (where FUSE_MIN_ELEMENTS is lower): an exp chain of 32K-128K float32
-# took 1.1-1.25x its ops' time fused.
+# so they are pushed alone (an exp chain of 32K-200K elements took 1.1-1.25x its ops' time
+# fused; `x = exp(x*-0.5 + 0.1)` at 100K float32 1.45x NumPy fused, 1.25x op by op).
 FUSE_MIN_NUMPY_ELEMENTS = env_int("NDENGINE_FUSION_MIN_NUMPY_ELEMENTS", 1 << 18, minimum=0)
 # Medium CPU arrays (from this many elements up to FUSE_MIN_ELEMENTS) open a window only by
 # a call whose windows came out long: a window pays its fixed cost (~30 us: the program's
@@ -143,28 +143,22 @@ def offered(op, params, plan, device):
     """Whether invoke offers a call of ``op`` (``params``, its ``plan``) on ``device`` to this
     thread's lazy window: fusion on, the op fusible with these params, and on a CPU its
     largest array at least ``FUSE_MIN_ELEMENTS`` (``FUSE_MIN_NUMPY_ELEMENTS`` for an op NumPy's
-    loop computes, which joins an open window below); from ``FUSE_MIN_MEDIUM_ELEMENTS`` an op
-    joins this thread's open window, and opens one at a line whose windows come out long
-    (not an op NumPy's loop computes). The window may still refuse it (`record`)."""
+    loop computes); from ``FUSE_MIN_MEDIUM_ELEMENTS`` an op joins this thread's open window,
+    and opens one where the windows its plan opened came out long (not an op NumPy's loop
+    computes). The window may still refuse it (`record`)."""
     if not ENABLED or not fusible(op, params):
         return False
     if device != "cpu":
         return True
     elements = plan.elements
     if elements >= FUSE_MIN_ELEMENTS:
-        if elements >= FUSE_MIN_NUMPY_ELEMENTS or not _numpy_loop(op, plan):
-            return True
-        # pushed alone, it would push the window first, whose fixed cost a few ops do not
-        # pay (x = exp(x*a + b)): it joins an open window, opens none
-        return _joinable(thread_segment().window, plan.outputs[0][0])
-    if elements < FUSE_MIN_MEDIUM_ELEMENTS:
+        return elements >= FUSE_MIN_NUMPY_ELEMENTS or not _numpy_loop(op, plan)
+    if elements < FUSE_MIN_MEDIUM_ELEMENTS or _numpy_loop(op, plan):
         return False
     window = thread_segment().window
     if op.name in TAIL_REDUCTIONS:
         return _reducible(window, elements)
-    if _joinable(window, plan.outputs[0][0]):
-        return True
-    return not _numpy_loop(op, plan) and _opens_long_windows(plan)
+    return _joinable(window, plan.outputs[0][0]) or _opens_long_windows(plan)
 
 
 def _numpy_loop(op, plan):
