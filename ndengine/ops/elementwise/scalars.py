@@ -302,7 +302,9 @@ def clip(x, low, high):
 def clip_constant_bounds(x, low, high):
     # NumPy's clip loop where both bounds are constant (each one element, stride 0): a NaN
     # bound first (low's, else high's), then a NaN x, then x unless a bound is strictly
-    # beyond it, so a tie of signed zeros keeps x (clip(-0.0, 0.0, 1.0) is -0.0)
+    # beyond it, so a tie of signed zeros keeps x (clip(-0.0, 0.0, 1.0) is -0.0). fusion's
+    # numpy_clip is this rule with compares that raise no FP flag (a fused kernel reports
+    # its flags; this loop's are not reported: NumPy's clip reports none)
     if low != low:
         return low
     if high != high:
