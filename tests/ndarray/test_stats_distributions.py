@@ -157,6 +157,8 @@ def test_diff(data):
 @given(data=st.data())
 def test_histogram(data):
     a = data.draw(arrays_of(INTS + FLOATS, max_dims=2, lo=-20, hi=20))
+    if a.dtype.kind == "f":  # a grid of 1/8: nearly equal values would ask NumPy itself
+        a = (np.round(a * 8) / 8).astype(a.dtype)  # for billions of "fd" bins
     bins = data.draw(st.one_of(st.integers(1, 12), st.just(0),
                                st.lists(st.floats(-25, 25), min_size=1, max_size=6)
                                .map(sorted),
