@@ -42,7 +42,7 @@ cpdef bint offered(op, params, plan, device)
 @cython.locals(short=Py_ssize_t)
 cdef bint _opens_long_windows(plan)
 
-@cython.locals(elements=Py_ssize_t)
+@cython.locals(elements=Py_ssize_t, ops=Py_ssize_t)
 cdef _note_window_length(nodes)
 
 cpdef bint fusible(op, params)

@@ -99,9 +99,9 @@ FUSE_MIN_ELEMENTS = env_int("NDENGINE_FUSION_MIN_ELEMENTS", 1 << 18, minimum=0)
 FUSE_MIN_NUMPY_ELEMENTS = env_int("NDENGINE_FUSION_MIN_NUMPY_ELEMENTS", 1 << 18, minimum=0)
 # Medium CPU arrays (from this many elements up to FUSE_MIN_ELEMENTS) open a window only by
 # a call whose windows came out long: a window pays its fixed cost (~30 us: the program's
-# lookup, the kernel's call, the engine op) once its ops' results add up to about
-# LONG_WINDOW_BYTES (measured on 2 cores, chains of `y = y * a` waited for: from 6 ops of 64K
-# float32, 3 of 64K float64 or 128K float32, 2 of 200K float64), where a long chain runs at
+# lookup, the kernel's call, the engine op) once it has LONG_WINDOW_MIN_OPS ops whose results
+# add up to LONG_WINDOW_BYTES (measured on 2 cores, chains of `y = y * a` waited for: from 6
+# ops of 64K float32, 3 of 64K float64 or of 128K to 200K float32), where a long chain runs at
 # 0.5-0.8x NumPy's time fused and 1.4-1.7x op by op; but most windows of scripts are short
 # (k-means' `labels == k`, read at once by a boolean index). A call is told by its plan (the
 # op and its operands' signature: one dict lookup, where the user's line would cost a walk of
@@ -109,6 +109,7 @@ FUSE_MIN_NUMPY_ELEMENTS = env_int("NDENGINE_FUSION_MIN_NUMPY_ELEMENTS", 1 << 18,
 # are pushed alone, but for a try every RETRY_SHORT-th.
 FUSE_MIN_MEDIUM_ELEMENTS = env_int("NDENGINE_FUSION_MIN_MEDIUM_ELEMENTS", 1 << 16, minimum=0)
 LONG_WINDOW_BYTES = 3 << 19  # 1.5 MiB
+LONG_WINDOW_MIN_OPS = 3  # two ops of 200K float32 (1.6 MB) measured slower fused: 61 us, 53
 SHORT_WINDOWS_KEPT = 2
 RETRY_SHORT = 1024
 _PLANS_LIMIT = 4096
@@ -197,16 +198,18 @@ def _opens_long_windows(plan):
 
 
 def _note_window_length(nodes):
-    """At a flush: a window of medium arrays that came out short (its ops' results under
-    LONG_WINDOW_BYTES, each its first op's size) counts against the plan of its first op, a
-    long one clears that plan's count."""
+    """At a flush: a window of medium arrays that came out short (under LONG_WINDOW_MIN_OPS
+    ops, or their results under LONG_WINDOW_BYTES, each its first op's size) counts against the
+    plan of its first op, a long one clears that plan's count."""
     if not nodes:
         return
     elements = math.prod(nodes[0].shape)
     if elements >= FUSE_MIN_ELEMENTS:
         return
     plan = nodes[0].plan
-    if len(nodes) * elements * nodes[0].dtype.itemsize >= LONG_WINDOW_BYTES:
+    ops = len(nodes)
+    if (ops >= LONG_WINDOW_MIN_OPS
+            and ops * elements * nodes[0].dtype.itemsize >= LONG_WINDOW_BYTES):
         _short_windows.pop(plan, None)
         return
     if len(_short_windows) >= _PLANS_LIMIT:
