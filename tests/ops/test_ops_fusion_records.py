@@ -98,6 +98,23 @@ def test_a_new_process_runs_the_recorded_evaluator_from_its_first_call(tmp_path)
         assert second["loaded"] == []  # nothing compiled or loaded before the first retry
 
 
+def test_a_kernel_that_clearly_wins_is_recorded_before_it_is_measured_in_full(tmp_path):
+    """A script that ends after one run of the kernel (before MEASURE_RUNS) still leaves the
+    record when the kernel beat the blocked evaluator by EARLY_MARGIN: its next process loads
+    the kernel at the first call."""
+    first = _run_process(tmp_path, 2)
+    assert first["runs"] == {"blocked": 1, "numba": 1}
+    blocked, compiled = first["best_ns"]["blocked"], first["best_ns"]["numba"]
+    records = list((tmp_path / "fusion").glob("*.evaluator.json"))
+    if compiled * fusion.EARLY_MARGIN <= blocked:
+        (path,) = records
+        assert json.loads(path.read_text())["evaluator"] == "numba"
+        second = _run_process(tmp_path, 2)
+        assert second["runs"] == {"numba": 2} and second["loaded"] == [True]
+    else:
+        assert records == []
+
+
 def test_a_recorded_blocked_choice_requests_no_compile(cache):
     a = np.linspace(-1, 1, SIZE, dtype=np.float32)
     kernel = fusion.kernel_for(chain(a, 3))
