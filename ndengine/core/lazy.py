@@ -2,12 +2,14 @@
 the engine and pushed as ONE fused op (automatic fusion; Bohrium's instruction list, MXNet's
 bulking, jax.jit's fusion without a trace).
 
-An element-wise op (``ops.fusion.kernel``'s ``FUSIBLE_OPS``: unary and binary ufuncs, comparisons,
-``where``, ``clip``, ``astype``) on arrays of ``FUSE_MIN_ELEMENTS`` elements or more
-(``FUSE_MIN_NUMPY_ELEMENTS`` for one NumPy's own loop computes; on a GPU: any array not small) is not pushed by `invoke`: it is recorded in this thread's lazy window,
-which hands back its output at once, an array with no memory yet. The window is flushed by segment.py's rules (any other op of
-this thread, a wait or value read, another thread touching its arrays, ``waitall``, a fork,
-exit) and by three of its own: a view conflict, a shape change, and ``MAX_OPS`` ops; a tail
+An element-wise op (``ops.fusion.kernel``'s ``FUSIBLE_OPS``: unary and binary ufuncs,
+comparisons, ``where``, ``clip``, ``astype``) on arrays of ``FUSE_MIN_ELEMENTS`` elements or
+more (``FUSE_MIN_NUMPY_ELEMENTS`` for one NumPy's own loop computes; from
+``FUSE_MIN_MEDIUM_ELEMENTS``, see `offered`; on a GPU: any array not small) is not pushed by
+`invoke`: it is recorded in this thread's lazy window, which hands back its output at once, an
+array with no memory yet. The window is flushed by segment.py's rules (any other op of this
+thread, a wait or value read, another thread touching its arrays, ``waitall``, a fork, exit)
+and by three of its own: a view conflict, a shape change, and ``MAX_OPS`` ops; a tail
 reduction (``sum(sqrt(x*x + 1))``) closes it to further ops. The flush
 pushes ONE engine op that reads the vars of its leaves and writes the vars of its outputs:
 
@@ -191,10 +193,12 @@ def _opens_long_windows(plan):
     """Whether a call of ``plan`` on medium arrays may open a window: not after
     SHORT_WINDOWS_KEPT short ones in a row opened by it, but for one try every RETRY_SHORT."""
     short = _short_windows.get(plan, 0)
-    if short < SHORT_WINDOWS_KEPT:
-        return True
-    _short_windows[plan] = short + 1
-    return (short - SHORT_WINDOWS_KEPT) % RETRY_SHORT == RETRY_SHORT - 1
+    if short < SHORT_WINDOWS_KEPT or (
+            (short - SHORT_WINDOWS_KEPT) % RETRY_SHORT == RETRY_SHORT - 1):
+        return True  # unchanged: invoke may ask twice for one op (_binds_pool_buffers, then
+        # _fuse_or_push); the window's flush counts it, short or long
+    _short_windows[plan] = short + 1  # counted only when refused: it is asked once then
+    return False
 
 
 def _note_window_length(nodes):
@@ -356,8 +360,8 @@ class LazyWindow(WindowBase):
 
 
 def record(engine, ctx, op, plan, key, inputs, params, output, fresh):
-    """Record ``op`` (its ``plan`` and the plan's key ``key``, chosen by invoke) on ``inputs``, writing
-    ``output`` (a new array with no memory yet when ``fresh``, else the in-place target) in
+    """Record ``op`` (its ``plan`` and the plan's key ``key``, chosen by invoke) on ``inputs``,
+    writing ``output`` (a new array with no memory yet when ``fresh``, else the in-place target) in
     this thread's lazy window (invoke offers it: `offered`). False when it must be pushed
     alone (invoke then pushes it)."""
     name = op.name

@@ -65,6 +65,21 @@ def test_short_windows_stop_their_call_from_opening_one(nd_engine):
     assert opened == ([True] * kept + [False] * 3 if records() else [False] * (kept + 3))
 
 
+def test_a_refused_plan_tries_a_window_every_retry_short_calls(nd_engine, monkeypatch):
+    """Refused calls count toward a retry; the retry opens a window (invoke asks twice for an
+    op it offers: both must agree), whose flush counts it."""
+    monkeypatch.setattr(lazy, "RETRY_SHORT", 3)
+    a = nd.array(values())
+    opened = []
+    for _ in range(lazy.SHORT_WINDOWS_KEPT + 6):
+        y = a * 1.0001
+        opened.append(window_of(y) is not None)
+        np.testing.assert_array_equal(y.asnumpy(), values() * 1.0001)
+    kept = lazy.SHORT_WINDOWS_KEPT
+    expected = [True] * kept + [False, False, True] * 2
+    assert opened == (expected if records() else [False] * len(expected))
+
+
 def test_a_plan_whose_window_came_out_long_opens_windows_again(nd_engine):
     if not records():
         pytest.skip("windows gather only on the threaded engines")
