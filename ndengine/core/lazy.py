@@ -91,7 +91,8 @@ INLINE_ELEMENTS = env_int("NDENGINE_FUSION_INLINE_ELEMENTS", 1 << 18, minimum=0)
 # (x = (x*a + b)*c - d) breaks even at 16K-32K elements and fused takes 0.6x NumPy's time at
 # 128K, where each op alone takes 1.4x; but scripts' windows are short (k-means' `labels == k`
 # is one op, read at once by a boolean index) and at 32K k-means took 10-15% longer. So the
-# default stays at 256K; a long chain of medium arrays gains from a lower value.
+# default stays at 256K, and below it medium arrays open windows only where they come out long
+# (FUSE_MIN_MEDIUM_ELEMENTS).
 FUSE_MIN_ELEMENTS = env_int("NDENGINE_FUSION_MIN_ELEMENTS", 1 << 18, minimum=0)
 # Ops NumPy's own loops compute (float exp, log, sin, ...: its SIMD loops, which a generated
 # kernel does not reproduce bit for bit) make a window run on the blocked evaluator, one NumPy
@@ -115,7 +116,9 @@ LONG_WINDOW_MIN_OPS = 3  # two ops of 200K float32 (1.6 MB) measured slower fuse
 SHORT_WINDOWS_KEPT = 2
 RETRY_SHORT = 1024
 _PLANS_LIMIT = 4096
-_short_windows = {}  # plan -> short windows it opened in a row (plans hash by identity)
+# plan -> short windows it opened in a row, then its calls refused since (plans hash by
+# identity); a long window clears it
+_short_windows = {}
 _NUMPY_LOOP = {}  # plan -> whether NumPy's loop computes its op (memo; plans hash by identity)
 # Back-pressure's unit is about one tiny op (~5 us); an element-wise pass over this many
 # float64s costs about as much, so a member op weighs 1 plus 1 per this many elements
