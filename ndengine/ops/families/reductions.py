@@ -43,7 +43,7 @@ REDUCTIONS = {
     "argmax": (np.argmax, True, "attempt to get argmax of an empty sequence"),
     "argmin": (np.argmin, True, "attempt to get argmin of an empty sequence"),
 }
-_STATISTICS = ("mean", "std", "var")  # empty input gives NaN
+_STATISTICS = ("mean", "std", "var")  # too few elements: NumPy's own case (_too_few)
 # NumPy's warnings of a mean over no element, a var/std over no more than ddof elements
 _EMPTY_MEAN = "Mean of empty slice"
 _NO_DEGREES = "Degrees of freedom <= 0 for slice"
@@ -289,7 +289,7 @@ def _too_few_statistic(name, x, axis, axes, keepdims, ddof, dtype, out_given, co
     ``_methods._mean`` and ``_var`` compute them (numpy/_core/_methods.py) but for their
     RuntimeWarning: the same sums and divisions in the same dtypes, so the same values (var
     of an empty slice with a negative ddof is 0.0; sum(d*d)/0 is inf) and the same FP flags,
-    reported at the wait with NumPy's messages ('invalid value encountered in divide'; in
+    reported at the wait with NumPy's messages ('invalid value encountered in divide', or in
     'scalar divide' for a scalar result)."""
     axis = None if axis is None else axes
     if dtype is None and x.dtype.kind in "iub":
