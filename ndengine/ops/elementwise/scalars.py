@@ -316,13 +316,6 @@ def clip_constant_bounds(x, low, high):
     if high < x:
         return high
     return x
-    if low != low or low > x:
-        x = low
-    if x != x:
-        return x
-    if high != high or high < x:
-        return high
-    return x
 
 
 # ------------------------------------------- scalars that need no type dispatch
