@@ -2,7 +2,7 @@
 cimport cython
 from ndengine.core.array cimport RawArray
 from ndengine.core.chunk cimport Chunk
-from ndengine.core.segment cimport (WindowBase, Segment, _flush_foreign, flush_full,
+from ndengine.core.segment cimport (WindowBase, Segment, flush_full, flush_touching,
                                     open_window_locked, thread_segment)
 from ndengine.core.fp_errors cimport state_at_push as _fp_state_at_push
 from ndengine.engine.errors cimport caller_origin as _caller_origin
@@ -47,6 +47,8 @@ cdef _note_window_length(nodes)
 
 cpdef bint fusible(op, params)
 
+cdef bint _gathering(window)
+
 cdef bint _joinable(window, shape)
 
 cdef bint _reducible(window, Py_ssize_t elements)
@@ -60,7 +62,6 @@ cdef tuple _view_of(x)
                index=Py_ssize_t, full=bint, tail=bint, pushed=bint)
 cpdef record(engine, ctx, op, plan, key, inputs, params, output, bint fresh)
 
-@cython.locals(window=WindowBase)
 cdef bint _gathering_into(window, engine, ctx)
 
 @cython.locals(kinds=list)

@@ -74,7 +74,7 @@ from .array import NDArray, array_on as _array_on
 from .chunk import ARGUMENT_REFS, COMPILED, Chunk
 from .fp_errors import state_at_push as _fp_state_at_push
 from .lazy_run import FusedRun, program_stats
-from .segment import (WindowBase, _flush_foreign, flush_full, flush_locked,
+from .segment import (WindowBase, flush_full, flush_locked, flush_touching,
                       open_window_locked, thread_segment)
 
 __all__ = ["ENABLED", "MAX_OPS", "WORK_ELEMENTS", "LazyWindow", "record", "fusible", "offered",
@@ -177,19 +177,22 @@ def _numpy_loop(op, plan):
     return found
 
 
+def _gathering(window):
+    """Whether ``window`` (a segment's) is a lazy window with ops, still gathering."""
+    return type(window) is LazyWindow and window.bulk is None and len(window.nodes) > 0
+
+
 def _joinable(window, shape):
-    """Whether ``window`` (a segment's) is a lazy window with ops, still gathering, that an op
-    with a result of ``shape`` would join (not one a reduction closed, nor of another shape:
-    the op would push it and open another)."""
-    return (type(window) is LazyWindow and window.bulk is None and len(window.nodes) > 0
-            and window.shape == shape)
+    """Whether ``window`` is gathering and an op with a result of ``shape`` would join it (not
+    one a reduction closed, nor of another shape: the op would push it and open another)."""
+    return _gathering(window) and window.shape == shape
 
 
 def _reducible(window, elements):
-    """Whether ``window`` could take a tail reduction of an array of ``elements``: a lazy
-    window still gathering, not closed, of that size (`_record_tail` checks the array)."""
-    return (type(window) is LazyWindow and window.bulk is None and len(window.nodes) > 0
-            and type(window.shape) is tuple and math.prod(window.shape) == elements)
+    """Whether ``window`` is gathering and could take a tail reduction of an array of
+    ``elements``: not closed, of that size (`_record_tail` checks the array)."""
+    return (_gathering(window) and type(window.shape) is tuple
+            and math.prod(window.shape) == elements)
 
 
 def _opens_long_windows(plan):
@@ -372,11 +375,9 @@ def record(engine, ctx, op, plan, key, inputs, params, output, fresh):
     segment = thread_segment()
     if not _gathering_into(segment.window, engine, ctx):
         engine.wait_for_room()  # a new window: back-pressure for those pushed (see above)
-    for x in inputs:  # another thread's open window on the arrays goes first
-        if type(x) is NDArray:
-            _flush_foreign(x._chunk.window, segment)
+    flush_touching(inputs, segment)  # another thread's open window on the arrays goes first
     if not fresh:
-        _flush_foreign(output._chunk.window, segment)
+        flush_touching((output,), segment)
     origin = _caller_origin(_OWN_FRAMES)
     if tail:
         return fresh and _record_tail(segment, engine, ctx, op, plan, key, inputs[0], params,
@@ -423,10 +424,9 @@ def record(engine, ctx, op, plan, key, inputs, params, output, fresh):
 
 
 def _gathering_into(window, engine, ctx):
-    """Whether ``window`` (a segment's) is a lazy window with ops, still gathering for
-    ``engine`` and ``ctx``: an op joining it needs no wait for room (its first op waited)."""
-    return (type(window) is LazyWindow and window.bulk is None and window.engine is engine
-            and window.ctx is ctx and len(window.nodes) > 0)
+    """Whether ``window`` is gathering for ``engine`` and ``ctx``: an op joining it needs no
+    wait for room (its first op waited)."""
+    return _gathering(window) and window.engine is engine and window.ctx is ctx
 
 
 def _ref_kinds(refs):

@@ -44,6 +44,8 @@ cpdef open_window_locked(Segment segment, kind, engine, ctx)
 
 cpdef _flush_foreign(window, skip)
 
+cpdef flush_touching(arrays, skip=*)
+
 @cython.locals(node=BoundRun, fp=FPState)
 cpdef run_gathered(engine, list nodes, bint check)
 
