@@ -1,6 +1,7 @@
 # Cython declarations of array.py (the compiled core: ndengine/engine/compiled.py)
 cimport cython
-from ndengine.core.chunk cimport Chunk, SmallChunk
+from ndengine.core.chunk cimport Chunk, SmallChunk, idle as _idle
+from ndengine.core.at_once cimport begin as _at_once_begin, end as _at_once_end
 
 cdef class RawArray:
     cdef public object shape
@@ -20,3 +21,5 @@ cpdef array_on(chunk, shape, dtype, offset=*, strides=*)
 
 @cython.locals(arr=RawArray, cls=type)
 cpdef _new_view(chunk, shape, dtype, offset, strides, base, data)
+
+cpdef _read_at_once(arr, bint element)

@@ -30,7 +30,9 @@ from ..engine import devices as _devices
 from . import fp_errors as _fp
 from . import gpu as _gpu
 from . import storage
+from .at_once import begin as _at_once_begin, end as _at_once_end
 from .chunk import COMPILED, SMALL_BYTES, Chunk, SmallChunk, flush_window_of as _flush_window_of
+from .chunk import idle as _idle
 from .tape import RECORDING as _RECORDING, note_view as _note_view
 
 __all__ = ["NDArray", "RawArray", "new_array", "array_on", "COPY_REFUSED"]
@@ -172,7 +174,8 @@ class NDArray(RawArray):
         """Block until every pending write to this array has finished; raise its error."""
         chunk = self._chunk
         _flush_window_of(chunk)
-        _engine_mod.get().wait_for_var(chunk.var)
+        if not _idle(chunk):  # (idle: nothing is pending on it; no var is made for the wait)
+            _engine_mod.get().wait_for_var(chunk.var)
         if _fp_kept:  # the FP reports of the ops that made it (fp_errors.py), once
             _fp.surface_for(chunk)
         return self
@@ -185,8 +188,10 @@ class NDArray(RawArray):
         """A NumPy copy of the values (waits). The copy is a read op in the engine, so it is a
         state that exists in serial order: a write pushed meanwhile by another thread lands
         wholly before or wholly after it, never half into it."""
+        values = _read_at_once(self, False)
+        if values is not _ENGINE_READS:
+            return values
         chunk = self._chunk
-        _flush_window_of(chunk)
         ctx = chunk.ctx
         engine = _engine_mod.get()
         copied = []
@@ -220,7 +225,8 @@ class NDArray(RawArray):
     def item(self):
         if self.size != 1:
             raise ValueError("can only convert an array of size 1 to a Python scalar")
-        return self.asnumpy().item()
+        value = _read_at_once(self, True)  # the element, not a copy of the array first
+        return self.asnumpy().item() if value is _ENGINE_READS else value
 
     asscalar = item
 
@@ -395,6 +401,28 @@ def _is_array_type(kind):
     return isinstance(kind, type) and issubclass(kind, NDArray)
 
 
+
+def _read_at_once(arr, element):
+    """A copy of ``arr``'s values (``element``: its one element, as a Python scalar) read in
+    this thread without the engine when its chunk is idle (nothing pending touches it) and
+    at_once.py lets this thread run ops at once: no other thread uses arrays, so no write can
+    be pushed on it during the read, which is then the engine's read op at NumPy's cost (a
+    read through the engine makes a var and a block, ~5 us). Else ``_ENGINE_READS``."""
+    chunk = arr._chunk
+    _flush_window_of(chunk)
+    if chunk.ctx.device_type != "cpu" or not _idle(chunk) or not _at_once_begin():
+        return _ENGINE_READS
+    try:
+        data = arr._data()
+        values = data.item() if element else _np_array(data, copy=True)
+    finally:
+        _at_once_end()
+    if _fp_kept:  # the FP reports of the ops that made it (fp_errors.py), once
+        _fp.surface_for(chunk)
+    return values
+
+
+_ENGINE_READS = object()  # _read_at_once's "not here": the engine reads the array
 _object_setattr = object.__setattr__
 _set_shape = RawArray.__dict__["shape"].__set__
 _set_offset = RawArray.__dict__["_offset"].__set__
@@ -410,6 +438,7 @@ _set_view_cache = RawArray.__dict__["_view_cache"].__set__
 # RawArray's, as ``SmallChunk.__new__(SmallChunk)`` of an extension type does).
 _new_object = object.__new__
 _np_empty = np.empty
+_np_array = np.array
 _ArrayMemoryError = np._core._exceptions._ArrayMemoryError
 # a CPU array larger than this raises MemoryError at the call (storage.host_memory_bytes)
 _host_bytes = storage.HOST_MEMORY_BYTES or float("inf")

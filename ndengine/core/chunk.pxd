@@ -1,4 +1,5 @@
 # Cython declarations of chunk.py (the compiled core: ndengine/engine/compiled.py)
+cimport cython
 
 cdef class _Storage:
     cdef public object _var
@@ -17,3 +18,6 @@ cdef class SmallChunk(_Storage):
     cdef public object window
     cdef object __weakref__
 
+
+@cython.locals(small=SmallChunk, pooled=Chunk)
+cpdef bint idle(chunk)

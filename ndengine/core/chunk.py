@@ -35,7 +35,8 @@ from ..engine.config import env_int
 from . import storage
 from .at_once import note_thread as _note_thread
 
-__all__ = ["Chunk", "SmallChunk", "SMALL_BYTES", "COMPILED", "ARGUMENT_REFS", "flush_window_of"]
+__all__ = ["Chunk", "SmallChunk", "SMALL_BYTES", "COMPILED", "ARGUMENT_REFS", "flush_window_of",
+           "idle"]
 
 # Arrays up to this size: NumPy's memory (SmallChunk), and run in the pushing thread when ready.
 SMALL_BYTES = env_int("NDENGINE_INLINE_MAX_BYTES", 1 << 16, minimum=0)
@@ -145,6 +146,28 @@ def _new_lock_after_fork():
 
 
 os.register_at_fork(after_in_child=_new_lock_after_fork)
+
+
+def idle(chunk):
+    """Nothing pushed or gathered touches ``chunk`` still, and it holds no failure: its memory
+    holds its value now, and no queued op reads it (segment.py's ``run_now`` runs an op at once
+    on idle chunks; a value read copies an idle chunk without the engine). A window that is no
+    longer open means nothing (its ops were pushed: the var says whether they ran)."""
+    kind = type(chunk)
+    if kind is SmallChunk:
+        small = chunk
+        window = small.window
+        var = small._var
+    elif kind is Chunk:
+        pooled = chunk
+        window = pooled.window
+        var = pooled._var  # (made at its first use: None, nothing was ever pushed on it)
+    else:
+        return False
+    if window is not None and window.open:
+        return False
+    return var is None or (var.pending_write is None and var.num_pending_reads == 0
+                           and var.error is None)
 
 
 def flush_window_of(chunk):

@@ -249,7 +249,7 @@ def surface_for(chunk):
     with the chunk, kept while it had no var yet), each once."""
     with _lock:
         reports = KEPT.pop(chunk, None) or []
-        var = chunk.var
+        var = chunk._var  # (None: no var was made; a wait makes none)
         if var is not None:
             reports += KEPT.pop(var, None) or []
         if not reports:

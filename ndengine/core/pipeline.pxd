@@ -21,3 +21,5 @@ cpdef _aliases(inputs, RawArray out)
 @cython.locals(outputs=list, writes=list, outs=list)
 cpdef tuple _make_outputs(op, inputs, params, RawArray out, ctx, engine, plan, key, bint gathering,
                           bint small, binds_pool)
+
+cpdef bint _binds_pool_buffers(op, params, plan, device)

@@ -1,7 +1,7 @@
 # Cython declarations of segment.py (the compiled core: ndengine/engine/compiled.py)
 cimport cython
 from ndengine.core.runs cimport BoundRun
-from ndengine.core.chunk cimport Chunk, SmallChunk
+from ndengine.core.chunk cimport Chunk, SmallChunk, idle as _idle
 from ndengine.core.at_once cimport begin as _run_now_begin, end as _run_now_end
 from ndengine.core.fp_errors cimport FPState, state_at_push as _fp_state_at_push
 
@@ -51,8 +51,6 @@ cpdef run_gathered(engine, list nodes, bint check)
 
 @cython.locals(fp=FPState)
 cpdef bint run_now(engine, run, args, outs, req, params, list reads, list writes, name)
-@cython.locals(small=SmallChunk, pooled=Chunk)
-cpdef bint _idle(chunk)
 cpdef thread_segment()
 cpdef flush_full(window)
 cpdef flush_window(window)

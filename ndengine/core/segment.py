@@ -79,7 +79,7 @@ from . import at_once as _at_once
 from .at_once import begin as _run_now_begin, end as _run_now_end
 from .fp_errors import state_at_push as _fp_state_at_push
 from .array import NDArray
-from .chunk import ARGUMENT_REFS, COMPILED, Chunk, SmallChunk
+from .chunk import ARGUMENT_REFS, COMPILED, Chunk, SmallChunk, idle as _idle
 
 __all__ = ["append", "run_now", "flush_before", "flush_touching", "flush_own", "flush_all",
            "flush_window", "thread_segment", "open_window_locked", "flush_locked", "WindowBase",
@@ -272,26 +272,6 @@ def run_now(engine, run, args, outs, req, params, reads, writes, name):
     finally:
         _run_now_end()
     return True
-
-
-def _idle(chunk):
-    """Nothing pushed or gathered touches ``chunk`` still, and it holds no failure: a small
-    array's, or a pool buffer's bound at the push (pipeline's ``_binds_pool_buffers``)."""
-    kind = type(chunk)
-    if kind is SmallChunk:
-        small = chunk
-        window = small.window
-        var = small._var
-    elif kind is Chunk:
-        pooled = chunk
-        window = pooled.window
-        var = pooled._var  # (made at its first use: None, nothing was ever pushed on it)
-    else:
-        return False
-    if window is not None and window.open:
-        return False
-    return var is None or (var.pending_write is None and var.num_pending_reads == 0
-                           and var.error is None)
 
 
 def append(engine, ctx, run, outputs, fresh, bulk_size):

@@ -8,6 +8,7 @@ loop's ``u[1:-1]`` asks NumPy once, then costs one dict lookup. A small array's 
 carries NumPy's own view of its memory for the key (``data[key]``), which the array's ``_data``
 would otherwise make later through the ndarray constructor, at about ten times the cost.
 """
+from ..ops.shapes import c_strides as _c_strides
 from .array import _FAKES_LIMIT, _new_view
 from .chunk import SmallChunk
 from .tape import RECORDING as _RECORDING, note_view as _note_view
@@ -42,6 +43,9 @@ def view_geometry(array, key):
     """(shape, byte offset, byte strides) of ``array[key]``, a basic key that is not an int
     for every axis, as NumPy computes it on the stand-in (``_fake``); kept per (the array's
     geometry, key) (``_slicings``): a loop's ``u[1:-1]`` asks NumPy once."""
+    found = _element_geometry(array, key)
+    if found is not None:
+        return found
     slicing = _slicing_key(array, key)
     memo = _slicings
     found = None if slicing is None else memo.get(slicing)
@@ -53,6 +57,39 @@ def view_geometry(array, key):
             memo[slicing] = found
     shape, delta, strides = found
     return shape, 0 if delta is None else array._offset + delta, strides
+
+
+def _element_geometry(array, key):
+    """The geometry of a key of in-bounds ints for the leading axes (an Ellipsis may end it:
+    ``x[i, j] = v`` writes the element's 0-d view ``x[i, j, ...]``), computed as NumPy does
+    (the leading axes dropped, the offset moved by index times stride), or None. Element
+    after element in a loop, each key is new: the memo would miss and ask NumPy each time."""
+    parts = key if type(key) is tuple else (key,)
+    count = len(parts)
+    if count and parts[count - 1] is Ellipsis:
+        count -= 1
+    shape = array.shape
+    if count == 0 or count > len(shape):
+        return None
+    strides = array._strides
+    if strides is None:
+        strides = _c_strides(shape, array.dtype.itemsize)
+    delta = 0
+    for axis in range(count):
+        index = parts[axis]
+        if type(index) is not int:
+            return None
+        size = shape[axis]
+        if index < 0:
+            index += size
+        if not 0 <= index < size:
+            return None  # NumPy's IndexError, from the stand-in
+        delta += index * strides[axis]
+    rest = shape[count:]
+    for size in rest:
+        if size == 0:
+            return rest, 0, strides[count:]  # empty: offset 0, as `view_geometry` gives
+    return rest, array._offset + delta, strides[count:]
 
 
 def _asked_of_numpy(array, key):

@@ -10,12 +10,14 @@ waits at the call, except where the output's shape depends on values: an NDArray
 (an out-of-bounds index raises NumPy's error at the wait); given as lists or NumPy arrays,
 they are checked and copied at the call.
 """
+import math
 from typing import Callable, NamedTuple
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from ..core import NDArray
+from ..ops.families.indexing import outside_bounds as _outside
 from ..ops.families.selection import along_axis_shape
 from ..ops.families.shaping import repeat_counts
 from .shaping import SHAPING, ordered_view
@@ -64,13 +66,13 @@ def _checked_length(a, indices, axis, along):
     try:
         if along:
             stand_in = np.broadcast_to(np.empty((), bool), shape)  # no memory
-            if int(np.prod(along_axis_shape(stand_in, indices, axis))) == 0:
+            if math.prod(along_axis_shape(stand_in, indices, axis)) == 0:
                 return None
-        elif axis is not None and int(np.prod(shape[:normalize_axis_index(axis,
-                                                                          len(shape))])) == 0:
+        elif axis is not None and math.prod(shape[:normalize_axis_index(axis,
+                                                                       len(shape))]) == 0:
             return None
         if axis is None:
-            return int(np.prod(shape))
+            return math.prod(shape)
         return shape[normalize_axis_index(axis, len(shape))]
     except (TypeError, ValueError, IndexError):
         return None
@@ -79,6 +81,8 @@ def _checked_length(a, indices, axis, along):
 def _check_bounds(indices, length, axis):
     if length is None or indices.size == 0 or indices.dtype.kind not in "iuf":
         return
+    if indices.dtype.kind in "iu" and not _outside(indices, length):
+        return  # (one compiled pass; the two reductions below only name the bad index)
     low, high = indices.min(), indices.max()
     bad = high if high >= length else (low if low < -length else None)
     if bad is not None:

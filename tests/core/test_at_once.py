@@ -125,6 +125,29 @@ with warnings.catch_warnings(record=True) as caught:
     z.asnumpy()
 out["warned"] = any("divide by zero" in str(w.message) for w in caught)
 """,
+    "reads": """
+x = nd.arange(6.0) * 2
+out["values"] = (x.asnumpy().tolist() == [0, 2, 4, 6, 8, 10] and float(x[2]) == 4.0
+                 and x[5].item() == 10.0 and bool(x[1] > 1) and int(x[3]) == 6
+                 and x.reshape(2, 3).tolist() == [[0, 2, 4], [6, 8, 10]])
+x.wait_to_read()
+out["no_var"] = x._chunk._var is None  # read without the engine: it made no var
+
+def held_write(z):  # a write held on a worker for a while: a read must wait for it
+    if out["gathers"]:  # (the NaiveEngine would run it here and now)
+        release = threading.Event()
+
+        def held(run_ctx):
+            release.wait(30)
+            z._data()[...] = 5.0
+        nd.engine.get().push_sync(held, nd.cpu(0), (), (z._chunk.var,), name="held")
+        threading.Timer(0.2, release.set).start()
+    return z
+expected = 5.0 if out["gathers"] else 1.0
+out["waited"] = held_write(nd.ones(8)).asnumpy().tolist() == [expected] * 8
+out["element_waited"] = float(held_write(nd.ones(8))[3]) == expected
+out["item_waited"] = held_write(nd.ones(1)).item() == expected
+""",
 }
 
 
@@ -132,7 +155,8 @@ _ENGINES = ["NaiveEngine", "ThreadedEnginePooled", "ThreadedEnginePerDevice"]
 # checks the NaiveEngine does not run (it raises at the push)
 _THREADED = ("kernel_error", "fp_errors")
 # the checks' order in one interpreter: the second thread's last (it ends running at once)
-_ORDER = ("chain", "pending_input", "run_hook", "kernel_error", "fp_errors", "second_thread")
+_ORDER = ("chain", "pending_input", "run_hook", "kernel_error", "fp_errors", "reads",
+          "second_thread")
 
 
 @functools.lru_cache(maxsize=None)
@@ -198,3 +222,10 @@ def test_fp_errors_of_an_op_run_at_once_surface_at_the_read(engine):
     # (the NaiveEngine raises at the push: tests/engine/test_engine_errors.py)
     out = _run("fp_errors", engine)
     assert out["raised"] and out["warned"]
+
+
+@pytest.mark.parametrize("engine", _ENGINES)
+def test_values_of_idle_arrays_are_read_without_the_engine_and_pending_ones_waited_for(engine):
+    out = _run("reads", engine)
+    assert out["values"] and out["waited"] and out["element_waited"] and out["item_waited"]
+    assert out["no_var"] == out["gathers"]  # (the NaiveEngine pushed every op: vars exist)

@@ -73,6 +73,49 @@ def test_the_geometry_of_a_key_is_asked_of_numpy_once_per_array_geometry(monkeyp
     assert asked == [(10,), (10,), (8,)]  # u[1:-1], u[2:], then [::2] of an (8,) view
 
 
+@given(data=st.data())
+def test_element_writes_and_row_views_by_ints_are_numpys(data):
+    """Keys of ints for the leading axes (an element's 0-d view, a row) take their geometry
+    from the strides, without asking NumPy: written element by element through strided,
+    reversed and offset parents, the values are NumPy's."""
+    shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=5))
+    base = np.arange(float(np.prod(shape))).reshape(shape)
+    parent_key = data.draw(st.sampled_from([(), (slice(None, None, -1),), (slice(1, None),),
+                                            (Ellipsis, slice(None, None, 2))]))
+    x, expected = nd.array(base), base.copy()
+    parent, want_parent = x[parent_key], expected[parent_key]
+    if not want_parent.size:
+        return
+    count = data.draw(st.integers(1, want_parent.ndim))
+    keys = [tuple(data.draw(st.integers(-n, n - 1)) for n in want_parent.shape[:count])
+            for _ in range(5)]
+    for i, key in enumerate(keys):
+        parent[key] = -1.0 - i
+        want_parent[key] = -1.0 - i
+        np.testing.assert_array_equal(parent[key].asnumpy(), want_parent[key])
+    np.testing.assert_array_equal(x.asnumpy(), expected)
+
+
+def test_int_keys_never_ask_numpy(monkeypatch):
+    asked = []
+    fake = nd.NDArray._fake
+
+    def counting_fake(self):
+        asked.append(self.shape)
+        return fake(self)
+    monkeypatch.setattr(nd.NDArray, "_fake", counting_fake)
+    x = nd.array(np.arange(60.0).reshape(3, 4, 5))[:, ::-1]
+    asked.clear()  # (the reversed view asked once)
+    for i in range(3):
+        for j in range(4):
+            x[i, j] = i * j
+            x[i, j, 2] = -1.0
+    assert x[2].shape == (4, 5) and asked == []
+    with pytest.raises(IndexError):
+        x[3] = 0.0  # out of bounds: NumPy's own error, from the stand-in
+    assert asked
+
+
 def test_a_small_arrays_view_of_a_large_one_has_no_numpy_view_until_an_op_runs():
     x = nd.zeros(1 << 18)  # a pool chunk: no memory before its first op runs
     view = x[1:-1]

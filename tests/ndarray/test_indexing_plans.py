@@ -156,9 +156,37 @@ def test_memo_key_equals_keys_of_its_spec_only():
 @pytest.mark.parametrize("key", [np.array([True, False]), (np.array([1]), None),
                                  np.array([[1, 2], [10, 0]]), np.array([[0, -11], [1, 2]]),
                                  (Ellipsis, np.array([1])), np.array([10]), np.array([-11]),
-                                 np.array([1.0]), (0, 0, np.array([0])), [1, 2], (1, 2)])
+                                 np.array([1.0]), (0, 0, np.array([0])), [1, 2], (10, 0),
+                                 (0, -5), True, (np.bool_(True), 1), (1, 2, 3)])
 def test_memo_key_leaves_keys_it_does_not_cover(key):
     assert memo_key(key, (10, 4)) is key
+
+
+def test_memo_key_compares_ints_by_type_only():
+    """In bounds, an int's value changes no shape: element after element is one key."""
+    shape = (10, 4)
+    keys = [memo_key((i, j), shape) for i in range(-10, 10) for j in range(-4, 4)]
+    assert all(type(k) is MemoKey and k == keys[0] and hash(k) == hash(keys[0]) for k in keys)
+    assert [tuple(k) for k in keys] == [(i, j) for i in range(-10, 10) for j in range(-4, 4)]
+    assert memo_key(3, shape) == memo_key(-1, shape) != keys[0]
+    assert memo_key(np.int32(3), shape) != memo_key(3, shape)  # another type, another key
+    assert memo_key((3, slice(1, None)), shape) != memo_key((3, slice(2, None)), shape)
+
+
+@pytest.mark.usefixtures("nd_engine")
+def test_element_after_element_is_one_plan():
+    a = np.arange(300.0).reshape(30, 10)
+    x = nd.array(a)
+    op = nd.ops.get("take_index")
+    x[0, 0].wait_to_read()
+    planned = sum(len(memo.recent) + len(memo.older) for memo in op.memos.values())
+    values = [float(x[i, j]) for i in range(-30, 30) for j in range(10)]
+    assert values == [a[i, j] for i in range(-30, 30) for j in range(10)]
+    after = sum(len(memo.recent) + len(memo.older) for memo in op.memos.values())
+    assert after == planned
+    for key in ((30, 0), (0, -11)):
+        with pytest.raises(IndexError, match="out of bounds"):
+            x[key]
 
 
 def test_memo_key_of_index_inputs_is_their_spec():

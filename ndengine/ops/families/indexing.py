@@ -8,10 +8,12 @@ A key's index arrays make it unhashable, so such a call would miss the plan memo
 (a minibatch ``X[idx]`` re-planned at every step).  ``memo_key`` gives keys of ints, slices
 and integer index arrays a hashable form, ``MemoKey``: a tuple NumPy indexes with, which a
 plan's key compares by its spec (each index array's dtype and shape, the other parts' values)
--- all the plan depends on.  A hit skips inference, so ``memo_key`` checks the bounds of the
-index arrays at every call (NumPy's IndexError at the call, never at the run); a key it does
-not cover (boolean masks, None, Ellipsis, out-of-bounds indices) stays as it was, planned at
-each call by inference as before.
+-- all the plan depends on.  An int is compared by its type only: in bounds, its value
+changes no output shape, so reading element after element (``x[i]``, ``a[i, j]`` in a loop)
+is one plan, not one per index (each a miss, ~15 us).  A hit skips inference, so ``memo_key``
+checks the bounds of the index arrays and ints at every call (NumPy's IndexError at the
+call, never at the run); a key it does not cover (boolean masks, None, Ellipsis,
+out-of-bounds indices) stays as it was, planned at each call by inference as before.
 
 Index arrays that are NDArrays are not read at the call (a blocking wait, which would also
 flush the thread's bulking window): each integer one becomes an INPUT of the pushed op (after
@@ -62,7 +64,7 @@ def _outside_numpy(index, size):
 _outside_slots = {}
 
 
-def _outside(index, size):
+def outside_bounds(index, size):
     """Whether the integer array ``index`` has a value outside [-size, size)."""
     if not index.size:
         return False
@@ -152,31 +154,34 @@ class MemoKey(tuple):
 
 def memo_key(key, shape: tuple):
     """``key`` (normalized: index arrays are NumPy arrays or ``IndexInput`` places) as a
-    ``MemoKey`` when it is made of ints, slices and integer index arrays (one at least; NumPy
-    ones in bounds), one per axis of ``shape``
-    from the first; else ``key`` itself."""
+    ``MemoKey`` when it is made of ints, slices and integer index arrays (an int or an array
+    at least; NumPy's arrays and ints in bounds), one per axis of ``shape`` from the first;
+    else ``key`` itself."""
     parts = key if type(key) is tuple else (key,)
     if len(parts) > len(shape):
         return key  # inference raises NumPy's "too many indices"
-    spec, arrays = [], False
+    spec, memo = [], False
     for part, size in zip(parts, shape):
         kind = type(part)
-        if kind is np.ndarray:
-            arrays = True
-            if part.dtype.kind not in "iu" or _outside(part, size):
-                return key  # a mask (its values give the shape), or inference's IndexError
-            spec.append((part.dtype, part.shape))
-        elif kind is IndexInput:
-            arrays = True
-            spec.append(part.spec())  # bounds: checked by the kernel when it runs
+        if kind is int or (kind is not np.bool_ and isinstance(part, np.integer)):
+            if not -size <= part < size:
+                return key  # inference raises NumPy's IndexError
+            spec.append(kind)  # (its value changes no shape)
+            memo = True
         elif kind is slice:
             spec.append((slice, _value_spec(part.start), _value_spec(part.stop),
                          _value_spec(part.step)))
-        elif kind is int or (isinstance(part, np.integer) and kind is not np.bool_):
-            spec.append((kind, part))
+        elif kind is np.ndarray:
+            if part.dtype.kind not in "iu" or outside_bounds(part, size):
+                return key  # a mask (its values give the shape), or inference's IndexError
+            spec.append((part.dtype, part.shape))
+            memo = True
+        elif kind is IndexInput:
+            spec.append(part.spec())  # bounds: checked by the kernel when it runs
+            memo = True
         else:
             return key
-    return MemoKey(parts, tuple(spec)) if arrays else key  # ints alone hash as they are
+    return MemoKey(parts, tuple(spec)) if memo else key
 
 
 def _value_spec(value):
@@ -196,14 +201,16 @@ def take_kernel(inputs, outputs, req, *, key):
     out, req = single_output(outputs, req)
     if req is OpReq.NULL:
         return
-    x = np.asarray(inputs[0])
+    x = inputs[0]
+    if type(x) is not np.ndarray:
+        x = np.asarray(x)
     rows = None
     if len(inputs) > 1:
         key = resolve_key(key, [np.asarray(index) for index in inputs[1:]])
         rows = _rows_of(key)  # an index NDArray: its bounds are checked here, when it runs
-        if rows is not None and x.ndim and _outside(rows, x.shape[0]):
+        if rows is not None and x.ndim and outside_bounds(rows, x.shape[0]):
             rows = None  # x[key] raises NumPy's IndexError
-    elif type(key) is MemoKey and len(key) == 1:
+    elif type(key) is MemoKey and len(key) == 1 and type(key[0]) is np.ndarray:
         rows = key[0]  # memo_key checked its bounds at the call
     if rows is not None and req is not OpReq.ADD_TO:
         # rows by one index array (``X[idx]``), in bounds: gathered straight into out, not
@@ -212,11 +219,11 @@ def take_kernel(inputs, outputs, req, *, key):
         # gather of a minibatch
         x.take(rows, 0, out, "wrap")
         return
-    selected = x[key]  # a view for basic keys, a new array for advanced ones
+    selected = x[key]  # a view for basic keys, a new array (or an element) for advanced ones
     if req is OpReq.ADD_TO:
         out += selected
     else:
-        np.copyto(out, selected)  # NumPy copes with selected overlapping out
+        out[...] = selected  # x's dtype; NumPy copes with selected overlapping out
 
 
 def _rows_of(key):

@@ -33,6 +33,8 @@ from ..shapes import reduced_shape, shape_of
 __all__ = ["NumpyFunction", "FUNCTIONS", "stand_ins", "quiet", "reduce_shapes", "arg_reduce_shapes",
            "same_shapes", "flat_or_same_shapes"]
 
+_WRITE_TO, _WRITE_INPLACE = OpReq.WRITE_TO, OpReq.WRITE_INPLACE
+_NO_KEYWORDS = {}  # (never written: a call without keyword arrays passes it as **)
 STAND_IN_LIMIT = 4096  # elements per stand-in; beyond it lengths above one all become 2
 FUNCTIONS: dict = {}  # op name -> its registered NumpyFunction (the gpu kernels read the rows)
 
@@ -161,6 +163,8 @@ class NumpyFunction:
         return list(values[:count]), dict(zip(arrays, values[count:]))
 
     def split_params(self, params):
+        if not self.own_params:
+            return params, {}
         own = {k: params[k] for k in self.own_params if k in params}
         numpy_params = {k: v for k, v in params.items() if k not in self.own_params}
         return numpy_params, own
@@ -186,17 +190,23 @@ class NumpyFunction:
         return [(shape, np.asarray(r).dtype) for shape, r in zip(shapes, results)]
 
     def kernel(self, inputs, outputs, req, arrays=(), out_dtype=None, **params):
-        numpy_params, own = self.split_params(params)
+        numpy_params = params if not self.own_params else self.split_params(params)[0]
         custom = self.custom_kernel is not None
-        values = detach_overlapping(list(inputs), outputs, allow_same_view=custom)
-        args, keywords = self.call_arguments(values, arrays)
+        values = detach_overlapping(inputs, outputs, allow_same_view=custom)
+        if arrays:
+            args, keywords = self.call_arguments(values, arrays)
+        else:
+            args, keywords = values, _NO_KEYWORDS
         if custom:
             self.custom_kernel(args, keywords, numpy_params, outputs, req)
             return
         if len(outputs) == 1 and (out_dtype is not None or self.out_always):
-            write_with_req(outputs[0], req[0],
-                           lambda target: self.function(*args, out=target, **keywords,
-                                                        **numpy_params))
+            out, write = outputs[0], req[0]
+            if write is _WRITE_TO or write is _WRITE_INPLACE:  # (the common case, no closure)
+                self.function(*args, out=out, **keywords, **numpy_params)
+            else:
+                write_with_req(out, write, lambda target: self.function(
+                    *args, out=target, **keywords, **numpy_params))
             return
         result = self.function(*args, **keywords, **numpy_params)
         write_results(self.name, result if isinstance(result, tuple) else (result,),
@@ -215,9 +225,12 @@ def write_results(name, results, outputs, req):
     value-sized output planned from an earlier read of the input: another thread wrote
     the input in between)."""
     for out, result, write in zip(outputs, results, req):
-        if np.shape(result) != out.shape:
-            raise RuntimeError(f"{name}: NumPy's result has shape {np.shape(result)}, the "
+        shape = result.shape if type(result) is np.ndarray else np.shape(result)
+        if shape != out.shape:
+            raise RuntimeError(f"{name}: NumPy's result has shape {shape}, the "
                                f"output {out.shape}; the input changed after it was sized "
                                "(written by another thread meanwhile)")
-        write_with_req(out, OpReq(write),
-                       lambda target, result=result: np.copyto(target, result))
+        if write is _WRITE_TO or write is _WRITE_INPLACE:  # (the common case, no closure)
+            np.copyto(out, result)
+        else:
+            write_with_req(out, write, lambda target, result=result: np.copyto(target, result))
