@@ -9,8 +9,9 @@ cpdef basic_view(RawArray array, key, bint taped=*)
 @cython.locals(memo=dict)
 cpdef tuple view_geometry(RawArray array, key)
 
-@cython.locals(parts=tuple, count=Py_ssize_t, axis=Py_ssize_t)
-cdef tuple _element_geometry(RawArray array, key)
+@cython.locals(parts=tuple, count=Py_ssize_t, axis=Py_ssize_t, new_shape=list,
+               new_strides=list)
+cdef tuple _direct_geometry(RawArray array, key)
 
 cdef tuple _asked_of_numpy(RawArray array, key)
 

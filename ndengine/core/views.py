@@ -43,7 +43,7 @@ def view_geometry(array, key):
     """(shape, byte offset, byte strides) of ``array[key]``, a basic key that is not an int
     for every axis, as NumPy computes it on the stand-in (``_fake``); kept per (the array's
     geometry, key) (``_slicings``): a loop's ``u[1:-1]`` asks NumPy once."""
-    found = _element_geometry(array, key)
+    found = _direct_geometry(array, key)
     if found is not None:
         return found
     slicing = _slicing_key(array, key)
@@ -59,11 +59,13 @@ def view_geometry(array, key):
     return shape, 0 if delta is None else array._offset + delta, strides
 
 
-def _element_geometry(array, key):
-    """The geometry of a key of in-bounds ints for the leading axes (an Ellipsis may end it:
-    ``x[i, j] = v`` writes the element's 0-d view ``x[i, j, ...]``), computed as NumPy does
-    (the leading axes dropped, the offset moved by index times stride), or None. Element
-    after element in a loop, each key is new: the memo would miss and ask NumPy each time."""
+def _direct_geometry(array, key):
+    """The geometry of a key of in-bounds ints and slices of ints for the leading axes (an
+    Ellipsis may end it: ``x[i, j] = v`` writes the element's 0-d view ``x[i, j, ...]``),
+    computed as NumPy computes it (a slice's bounds by Python's ``slice.indices``, NumPy's
+    own rule; an int drops its axis), or None: the memo and NumPy's stand-in answer. In a
+    loop the keys are new each time (``x[i]``, ``x[i:i + k]``): the memo would miss and ask
+    NumPy each time."""
     parts = key if type(key) is tuple else (key,)
     count = len(parts)
     if count and parts[count - 1] is Ellipsis:
@@ -75,21 +77,35 @@ def _element_geometry(array, key):
     if strides is None:
         strides = _c_strides(shape, array.dtype.itemsize)
     delta = 0
+    new_shape, new_strides = [], []
     for axis in range(count):
-        index = parts[axis]
-        if type(index) is not int:
-            return None
+        part = parts[axis]
         size = shape[axis]
-        if index < 0:
-            index += size
-        if not 0 <= index < size:
-            return None  # NumPy's IndexError, from the stand-in
-        delta += index * strides[axis]
+        kind = type(part)
+        if kind is int:
+            index = part
+            if index < 0:
+                index += size
+            if not 0 <= index < size:
+                return None  # NumPy's IndexError, from the stand-in
+            delta += index * strides[axis]
+        elif kind is slice and _slice_bounds(part) is not None and part.step != 0:
+            first, stop, step = part.indices(size)
+            length = len(range(first, stop, step))
+            if not length:
+                return None  # (NumPy gives an empty view strides of its own)
+            delta += first * strides[axis]
+            new_shape.append(length)
+            new_strides.append(strides[axis] * step)
+        else:
+            return None
     rest = shape[count:]
     for size in rest:
         if size == 0:
-            return rest, 0, strides[count:]  # empty: offset 0, as `view_geometry` gives
-    return rest, array._offset + delta, strides[count:]
+            return None
+    new_shape.extend(rest)
+    new_strides.extend(strides[count:])
+    return tuple(new_shape), array._offset + delta, tuple(new_strides)
 
 
 def _asked_of_numpy(array, key):

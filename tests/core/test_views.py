@@ -68,9 +68,9 @@ def test_the_geometry_of_a_key_is_asked_of_numpy_once_per_array_geometry(monkeyp
     monkeypatch.setattr(nd.NDArray, "_fake", counting_fake)
     core_views._slicings.clear()
     u = nd.array(np.arange(10.0))
-    for _ in range(3):
-        assert u[1:-1].shape == (8,) and u[2:][::2].shape == (4,)
-    assert asked == [(10,), (10,), (8,)]  # u[1:-1], u[2:], then [::2] of an (8,) view
+    for _ in range(3):  # (keys of ints and slices alone never ask: test_keys_of_ints_and_...)
+        assert u[None, 1:-1].shape == (1, 8) and u[2:][..., ::2].shape == (4,)
+    assert asked == [(10,), (8,)]  # u[None, 1:-1], then [..., ::2] of an (8,) view
 
 
 @given(data=st.data())
@@ -96,7 +96,7 @@ def test_element_writes_and_row_views_by_ints_are_numpys(data):
     np.testing.assert_array_equal(x.asnumpy(), expected)
 
 
-def test_int_keys_never_ask_numpy(monkeypatch):
+def test_keys_of_ints_and_slices_never_ask_numpy(monkeypatch):
     asked = []
     fake = nd.NDArray._fake
 
@@ -110,7 +110,15 @@ def test_int_keys_never_ask_numpy(monkeypatch):
         for j in range(4):
             x[i, j] = i * j
             x[i, j, 2] = -1.0
-    assert x[2].shape == (4, 5) and asked == []
+            x[i, j:j + 2, ::-2] = 7.0
+    assert x[2].shape == (4, 5) and x[1:, 2::-1].shape == (2, 3, 5) and asked == []
+    expected = np.arange(60.0).reshape(3, 4, 5)[:, ::-1]
+    for i in range(3):
+        for j in range(4):
+            expected[i, j] = i * j
+            expected[i, j, 2] = -1.0
+            expected[i, j:j + 2, ::-2] = 7.0
+    np.testing.assert_array_equal(x.asnumpy(), expected)
     with pytest.raises(IndexError):
         x[3] = 0.0  # out of bounds: NumPy's own error, from the stand-in
     assert asked

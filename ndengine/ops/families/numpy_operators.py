@@ -128,7 +128,7 @@ def plain_call(function, inputs, params):
 
 def numpy_operator(name, function, shapes, *, dtypes="same", fill=0, call=plain_call,
                    complex_hint=None, doc=None, num_inputs=None, register=True,
-                   probe_first=False, sized_by_outputs=False):
+                   probe_first=False, sized_by_outputs=False, value_params=()):
     """Register (and return) the op ``name``: kernel ``call(function, inputs, params)``.
 
     ``shapes(*inputs, **params)`` gives the output shapes (a list, one per output) and raises
@@ -136,7 +136,9 @@ def numpy_operator(name, function, shapes, *, dtypes="same", fill=0, call=plain_
     a function with the same arguments giving the output dtypes (``probe_first``: the probe
     runs before the shape function, where NumPy checks its arguments first). ``complex_hint``: the NumPy
     call to suggest when a result turns out complex (eig of a rotation), which ndengine cannot
-    hold yet. ``sized_by_outputs``: a gather, placed by its output's size (``Operator``)."""
+    hold yet. ``sized_by_outputs``: a gather, placed by its output's size (``Operator``).
+    ``value_params``: scalar params whose values change neither the output's shape nor its
+    dtype (roll's shift): plans are keyed by their type, not one per value."""
     def infer(*inputs, **params):
         arrays, params = split_inputs(inputs, params)
         if probe_first:  # NumPy checks its arguments before the shapes
@@ -179,7 +181,7 @@ def numpy_operator(name, function, shapes, *, dtypes="same", fill=0, call=plain_
 
     op = numpy_backed(name, num_inputs=num_inputs, num_outputs=count, kind="other",
                       infer=infer, doc=doc or f"{name}: NumPy's own function, pushed",
-                      sized_by_outputs=sized_by_outputs)
+                      sized_by_outputs=sized_by_outputs, value_params=value_params)
     op.set_kernel("cpu", kernel)
     if not register:
         return op

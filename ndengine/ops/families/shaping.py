@@ -245,7 +245,10 @@ def register_all() -> None:
         "fftfreq": (np.fft.fftfreq, fftfreq_shapes, frequency_dtypes, no_inputs_call),
         "rfftfreq": (np.fft.rfftfreq, rfftfreq_shapes, frequency_dtypes, no_inputs_call),
     }
+    # params whose values change neither shape nor dtype: plans keyed by their type
+    value_params = {"roll": ("shift",), "tril": ("k",), "triu": ("k",)}
     for name, (function, shapes, dtypes, call) in table.items():
         numpy_operator(name, function, shapes, dtypes=dtypes,
                        **({"call": call} if call else {}),
+                       value_params=value_params.get(name, ()),
                        doc=f"numpy.{name}, run by NumPy inside the pushed op")
