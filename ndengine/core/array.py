@@ -16,8 +16,8 @@ defined above the pipeline, in array_methods.py, which sets them on the class
 (`array_methods.install`, run by the package's ``__init__``).
 
 Where a value is asked for (``asnumpy``, ``item``, ``print``, ``wait_to_read``) the caller
-waits (the open segment window that touches the array is pushed first: chunk.flush_window_of);
-an error raised inside an op surfaces there, with its original traceback.
+waits (the open window that touches the array is pushed first: chunk.flush_window_of), or
+reads at once when nothing is pending on it; an op's error surfaces there, with its traceback.
 """
 import numpy as np
 
@@ -91,7 +91,7 @@ class NDArray(RawArray):
 
     def _reshape_in_place(self, shape):
         """``x.shape = shape``: NumPy's rule, a new geometry for the same memory, no copy."""
-        fake, base = self._fake()
+        fake = self._fake()[0]
         try:
             view = fake.reshape(shape, copy=False)
         except ValueError as exc:
@@ -99,7 +99,7 @@ class NDArray(RawArray):
                 raise  # e.g. "cannot reshape array of size 6 into shape (4,)"
             raise AttributeError("Incompatible shape for in-place modification. Use "
                                  "`.reshape()` to make a copy with the desired shape.") from None
-        reshaped = self._view_like(view, base)
+        reshaped = self._view_like(view, None)
         # Ops pushed on this array read its geometry when they run: let them finish first.
         self.wait_to_write()
         _set_shape(self, reshaped.shape)
@@ -174,7 +174,7 @@ class NDArray(RawArray):
         """Block until every pending write to this array has finished; raise its error."""
         chunk = self._chunk
         _flush_window_of(chunk)
-        if not _idle(chunk):  # (idle: nothing is pending on it; no var is made for the wait)
+        if not _idle(chunk):  # (idle: nothing pending on it; no var made for the wait)
             _engine_mod.get().wait_for_var(chunk.var)
         if _fp_kept:  # the FP reports of the ops that made it (fp_errors.py), once
             _fp.surface_for(chunk)
@@ -191,10 +191,8 @@ class NDArray(RawArray):
         values = _read_at_once(self, False)
         if values is not _ENGINE_READS:
             return values
-        chunk = self._chunk
+        chunk, copied = self._chunk, []
         ctx = chunk.ctx
-        engine = _engine_mod.get()
-        copied = []
         if ctx.device_type == "gpu":
             def read(run_ctx):
                 with run_ctx.stream:
@@ -206,7 +204,7 @@ class NDArray(RawArray):
             prop = FnProperty.ASYNC  # run now, in this thread, when nothing is pending on the array
         # waits for the writes pushed before the read only, not for those another thread
         # pushes meanwhile; raises the error of a failed write to the array
-        engine.read_and_wait(read, ctx, chunk.var, prop, "asnumpy")
+        _engine_mod.get().read_and_wait(read, ctx, chunk.var, prop, "asnumpy")
         if not copied:
             raise RuntimeError("asnumpy: the read op failed; ndengine.waitall() raises its error")
         if _fp_kept:  # the FP reports of the ops that made it (fp_errors.py), once
@@ -308,7 +306,10 @@ class NDArray(RawArray):
         return found
 
     def _view_like(self, fake_view, fake_base, taped=True):
-        offset = self._offset + (fake_view.__array_interface__["data"][0] - fake_base)
+        """This memory with the geometry of ``fake_view``, a view of ``_fake``'s stand-in at
+        ``fake_base`` (None: this array's start; reshapes, transposes never move it)."""
+        offset = self._offset if fake_base is None else self._offset + (
+            fake_view.__array_interface__["data"][0] - fake_base)
         if fake_view.size == 0:
             offset = 0  # NumPy's offset may point past the end of the (empty) buffer
         return self._view_of(fake_view.shape, offset, fake_view.strides, fake_view.dtype,
@@ -324,8 +325,8 @@ class NDArray(RawArray):
         if dtype is _SAME or dtype is None and type is not None:
             return self._view_of(self.shape, self._offset, self.strides)
         dtype = ops.check_dtype(np.dtype(dtype))  # (None is float64, as in NumPy)
-        fake, base = self._fake()
-        return self._view_like(fake.view(dtype), base)
+        fake = self._fake()[0]
+        return self._view_like(fake.view(dtype), None)
 
     def reshape(self, *shape, order="C", copy=None, **kwargs):
         """NumPy's ``a.reshape(*shape, order='C', copy=None)``: a view where the geometry
@@ -340,12 +341,12 @@ class NDArray(RawArray):
                             f"'{next(iter(kwargs))}'")
         if not shape:
             raise TypeError("reshape() takes exactly 1 argument (0 given)")
-        fake, base = self._fake()
+        fake = self._fake()[0]
         if len(shape) == 1:
             shape = shape[0]
             if shape is None:  # NumPy: the same shape; a bad order name still raises
                 np.empty(0).ravel(order=order)
-                return self._view_like(fake, base)
+                return self._view_like(fake, None)
         try:  # NumPy checks the order, the shape and whether a view is possible
             view = fake.reshape(shape, order=order, copy=False)  # never touches data
         except ValueError as exc:
@@ -353,7 +354,7 @@ class NDArray(RawArray):
                 raise  # e.g. "cannot reshape array of size 6 into shape (4,)"
             view = None
         if view is not None and not copy:
-            return self._view_like(view, base)
+            return self._view_like(view, None)
         # a copy: C order through a contiguous copy, F order as the transposed C reshape
         size_only = np.lib.stride_tricks.as_strided(np.empty(1, np.uint8), self.shape,
                                                     c_strides(self.shape, 1))
@@ -368,8 +369,8 @@ class NDArray(RawArray):
             return self._axes_reversed()
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]  # transpose(()) is NumPy's "axes don't match array" (ndim > 0)
-        fake, base = self._fake()
-        return self._view_like(fake.transpose(axes), base)
+        fake = self._fake()[0]
+        return self._view_like(fake.transpose(axes), None)
 
     def _axes_reversed(self):
         """NumPy's transpose without axes (``x.T``): shape and strides reversed over the same
@@ -389,12 +390,12 @@ class NDArray(RawArray):
         return self.copy().reshape(-1)  # always a copy, as in NumPy
 
     def squeeze(self, axis=None):
-        fake, base = self._fake()
-        return self._view_like(fake.squeeze(axis), base)
+        fake = self._fake()[0]
+        return self._view_like(fake.squeeze(axis), None)
 
     def expand_dims(self, axis):
-        fake, base = self._fake()
-        return self._view_like(np.expand_dims(fake, axis), base)
+        fake = self._fake()[0]
+        return self._view_like(np.expand_dims(fake, axis), None)
 
 
 def _is_array_type(kind):
@@ -403,11 +404,10 @@ def _is_array_type(kind):
 
 
 def _read_at_once(arr, element):
-    """A copy of ``arr``'s values (``element``: its one element, as a Python scalar) read in
-    this thread without the engine when its chunk is idle (nothing pending touches it) and
-    at_once.py lets this thread run ops at once: no other thread uses arrays, so no write can
-    be pushed on it during the read, which is then the engine's read op at NumPy's cost (a
-    read through the engine makes a var and a block, ~5 us). Else ``_ENGINE_READS``."""
+    """A copy of ``arr``'s values (``element``: its element, a Python scalar) read without the
+    engine (its read op makes a var and a block, ~5 us) when nothing pending touches it and
+    at_once.py lets this thread run ops at once: no write can be pushed on it meanwhile.
+    Else ``_ENGINE_READS``."""
     chunk = arr._chunk
     _flush_window_of(chunk)
     if chunk.ctx.device_type != "cpu" or not _idle(chunk) or not _at_once_begin():
