@@ -22,12 +22,13 @@ from . import storage
 from . import array_methods
 from .array import COPY_REFUSED, NDArray, new_array
 from .comm import Link, push_transfer
-from .pipeline import as_operand, copy_between, from_numpy, invoke, waitall
+from .pipeline import as_operand, copy_between, filled_now, from_numpy, invoke, waitall
 from .sharing import (can_share, dlpack_device, dlpack_values, share_numpy, share_values,
                       shared_view)
 
 array_methods.install()  # NDArray's copies and indexing (array_methods.py)
 
 __all__ = ["NDArray", "COPY_REFUSED", "invoke", "waitall", "as_operand", "from_numpy",
-           "copy_between", "new_array", "storage", "can_share", "share_numpy", "share_values",
-           "shared_view", "dlpack_device", "dlpack_values", "Link", "push_transfer"]
+           "filled_now", "copy_between", "new_array", "storage", "can_share", "share_numpy",
+           "share_values", "shared_view", "dlpack_device", "dlpack_values", "Link",
+           "push_transfer"]

@@ -21,7 +21,7 @@ class Context:
     __slots__ = ("device_type", "device_id", "__weakref__")
     _DEVICE_TYPES = ("cpu", "gpu")
     _interned = {}
-    _stack = threading.local()
+    _stack = None  # a _ContextStack (below): this thread's ``with ctx:`` blocks
 
     def __new__(cls, device_type, device_id=0):
         if isinstance(device_type, Context):
@@ -56,8 +56,8 @@ class Context:
         return (Context, (self.device_type, self.device_id))
 
     def __enter__(self):
-        stack = getattr(Context._stack, "items", None)
-        if stack is None:
+        stack = Context._stack.items
+        if not stack:  # (the class's empty tuple: this thread's first block)
             stack = Context._stack.items = []
         stack.append(self)
         return self
@@ -78,13 +78,21 @@ def gpu(device_id=0):
     return Context("gpu", device_id)
 
 
+class _ContextStack(threading.local):
+    """Per thread, the contexts of the ``with ctx:`` blocks it is in, innermost last; a
+    thread that never entered one reads the class's empty tuple (no AttributeError raised
+    and caught inside ``getattr`` at every op that asks for the current context)."""
+    items = ()
+
+
+Context._stack = _ContextStack()
 _DEFAULT = [Context("cpu", 0)]  # the process's default; set_default_context changes it
 
 
 def current_context():
     """The innermost ``with ctx:`` of this thread, else the process's default context
     (``cpu(0)`` unless ``set_default_context`` chose another)."""
-    stack = getattr(Context._stack, "items", None)
+    stack = Context._stack.items
     return stack[-1] if stack else _DEFAULT[0]
 
 

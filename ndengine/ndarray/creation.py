@@ -17,7 +17,7 @@ from ..ops.families.creation import scalar_param
 from ..ops.dtypes import check_scalar_fits
 from ..ops.shapes import check_shape as _shape
 from ..core import COPY_REFUSED, NDArray, from_numpy as _from_numpy, invoke
-from ..core import new_array as _new_array
+from ..core import filled_now as _filled_now, new_array as _new_array
 from ..core.array_methods import (as_fortran as _as_fortran, fortran_copy as _fortran_copy,
                                   is_fortran_ordered as _is_fortran_ordered,
                                   layout_of as _layout_of, needs_fortran as _needs_fortran)
@@ -44,6 +44,7 @@ def _placement(ctx, device):
 
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
+_SCALARS = (bool, int, float, complex)
 
 
 def _frozen(value):
@@ -204,15 +205,19 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, ctx=None):
     fill_value = _frozen(fill_value)
     dtype = ops.check_dtype(np.asarray(fill_value).dtype if dtype is None else dtype)
     shape = _sized_shape(shape, dtype)  # NumPy makes the array, then fills it
-    fortran = _order(order, None, "CF") == "F" and _needs_fortran(shape)
-    if 0 in shape and not np.ndim(fill_value) and type(fill_value) is not int:
+    fortran = order != "C" and _order(order, None, "CF") == "F" and _needs_fortran(shape)
+    scalar = type(fill_value) in _SCALARS or not np.ndim(fill_value)
+    if 0 in shape and scalar and type(fill_value) is not int:
         fill_value = 0  # NumPy converts nothing into an empty array (but checks an int)
-    if fortran and np.ndim(fill_value):  # an array fill value broadcasts over C order
+    if fortran and not scalar:  # an array fill value broadcasts over C order
         filled = full(shape, fill_value, dtype, ctx=ctx)
         return _fortran_copy(filled)
     made = shape[::-1] if fortran else shape  # a uniform fill: its transpose is the same
-    params = {"value": _fill_value(fill_value, dtype), "shape": made, "dtype": dtype}
-    result = invoke(ops.get("fill"), [], params, ctx=_ctx(ctx))[0]
+    value, ctx = _fill_value(fill_value, dtype), _ctx(ctx)
+    result = _filled_now(made, dtype, ctx, value) if type(value) in _SCALARS else None
+    if result is None:
+        params = {"value": value, "shape": made, "dtype": dtype}
+        result = invoke(ops.get("fill"), [], params, ctx=ctx)[0]
     return _as_fortran(result, shape) if fortran else result
 
 

@@ -28,6 +28,25 @@ PYTHON_SCALAR_TYPES = (bool, int, float, complex)
 def check_dtype(dtype) -> np.dtype:
     """Return ``dtype`` as a numpy dtype, or raise TypeError if ndengine lacks it."""
     try:
+        found = _CHECKED.get(dtype)  # (most calls name one of a few dtypes, over and over)
+    except TypeError:  # an unhashable spec
+        found = None
+    if found is not None:
+        return found
+    resolved = _resolved(dtype)
+    if len(_CHECKED) < 256:
+        try:
+            _CHECKED[dtype] = resolved
+        except TypeError:
+            pass
+    return resolved
+
+
+_CHECKED = {}  # what check_dtype resolved: the dtype, or its name or type, -> NumPy's dtype
+
+
+def _resolved(dtype):
+    try:
         resolved = np.dtype(dtype)
     except TypeError as exc:
         raise TypeError(f"ndengine does not understand dtype {dtype!r}; supported: "

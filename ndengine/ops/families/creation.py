@@ -78,9 +78,15 @@ def plan_fill(op, inputs, params, target, aliases, req) -> Plan:
         return Plan(outputs, kernel_run(_fill_full_kernel))
 
     def run(inputs, outputs, req, params):
-        out = outputs[0]
-        out[...] = np.asarray(params.get("value", 0)).astype(out.dtype)
+        out, value = outputs[0], params.get("value", 0)
+        if type(value) in _SCALAR_TYPES:  # (full checked it fits: fill casts it as astype)
+            out.fill(value)
+        else:
+            out[...] = np.asarray(value).astype(out.dtype)
     return Plan(outputs, run)
+
+
+_SCALAR_TYPES = (bool, int, float, complex)
 
 
 # arange ----------------------------------------------------------------------
