@@ -41,16 +41,16 @@ def basic_view(array, key, taped=True):
 
 def view_geometry(array, key):
     """(shape, byte offset, byte strides) of ``array[key]``, a basic key that is not an int
-    for every axis, as NumPy computes it on the stand-in (``_fake``); kept per (the array's
-    geometry, key) (``_slicings``): a loop's ``u[1:-1]`` asks NumPy once."""
-    found = _direct_geometry(array, key)
-    if found is not None:
-        return found
+    for every axis, as NumPy computes it: from the strides for ints and slices
+    (`_direct_geometry`), else on the stand-in (``_fake``); kept per (the array's geometry,
+    key) (``_slicings``): a loop's ``u[1:-1]`` costs one dict lookup."""
     slicing = _slicing_key(array, key)
     memo = _slicings
     found = None if slicing is None else memo.get(slicing)
     if found is None:
-        found = _asked_of_numpy(array, key)
+        found = _direct_geometry(array, key)
+        if found is None:
+            found = _asked_of_numpy(array, key)
         if slicing is not None:
             if len(memo) >= _FAKES_LIMIT:
                 memo.clear()
@@ -105,7 +105,7 @@ def _direct_geometry(array, key):
             return None
     new_shape.extend(rest)
     new_strides.extend(strides[count:])
-    return tuple(new_shape), array._offset + delta, tuple(new_strides)
+    return tuple(new_shape), delta, tuple(new_strides)  # (offset from the array's)
 
 
 def _asked_of_numpy(array, key):
