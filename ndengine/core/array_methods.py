@@ -13,7 +13,7 @@ They call the pipeline's ``invoke``, so they are defined here, above it, and `in
 them on the type (array.py, which imports nothing above it); the package's ``__init__`` runs
 it once, as the API layer sets its operators. A basic key gives a view (array.py's
 views.py's ``basic_view``); an advanced key, or an int for every axis, a pushed ``take_index``
-(with its key in the plan memo's form: ops/families/indexing.py's ``memo_key``). Integer
+(with its key in the plan memo's form: keys.py's ``memo_key``). Integer
 NDArray index arrays are the op's inputs after the data (keys.py's ``index_inputs``). A
 write by index is a pushed ``copy`` into the view, or ``assign_index`` into the array;
 while recording, autograd tapes it (tape.record_write). No state.
@@ -23,14 +23,14 @@ import numpy as np
 from .. import ops
 from ..engine import Context
 from ..ops.dtypes import check_scalar_into
-from ..ops.families.indexing import memo_key as _memo_key
 from ..ops.shapes import f_strides as _f_strides
 from . import tape as _tape
 from .array import NDArray, array_on as _array_on, new_array as _new_array
 from .keys import (drop_leading_ones as _drop_leading_ones, index_inputs as _index_inputs,
                    is_basic_key as _is_basic_key,
                    is_element_key as _is_element_key,
-                   is_whole_element_key as _is_whole_element_key, normalize_key as _normalize_key)
+                   is_whole_element_key as _is_whole_element_key, memo_key as _memo_key,
+                   normalize_key as _normalize_key)
 from .pipeline import (as_operand as _as_operand, copy_between as _copy_between,
                        from_numpy as _from_numpy, invoke)
 from .tape import RECORDING as _RECORDING

@@ -6,11 +6,11 @@ read dependency freezes them; boolean and 0-d NDArray indices are read at the ca
 values decide the result's shape, or make the key basic)."""
 import numpy as np
 
-from ..ops.families.indexing import IndexInput
+from ..ops.families.indexing import IndexInput, MemoKey, outside_bounds as _outside
 from .array import NDArray
 
 __all__ = ["normalize_key", "index_inputs", "is_basic_key", "is_element_key",
-           "is_whole_element_key", "drop_leading_ones"]
+           "is_whole_element_key", "drop_leading_ones", "memo_key"]
 
 def is_element_key(key):
     """No slice, None or Ellipsis: of a basic key, an int for each axis it names."""
@@ -108,3 +108,38 @@ def is_basic_key(key):
             continue
         return False
     return True
+
+
+def memo_key(key, shape):
+    """``key`` (normalized: index arrays are NumPy arrays or ``IndexInput`` places) as a
+    ``MemoKey`` (ops/families/indexing.py) when it is made of ints, slices and integer index
+    arrays (an int or an array at least; NumPy's arrays and ints in bounds), one per axis of
+    ``shape`` from the first; else ``key`` itself."""
+    parts = key if type(key) is tuple else (key,)
+    if len(parts) > len(shape):
+        return key  # inference raises NumPy's "too many indices"
+    spec = []
+    memo = False
+    for axis in range(len(parts)):
+        part = parts[axis]
+        size = shape[axis]
+        kind = type(part)
+        if kind is int or (kind is not np.bool_ and isinstance(part, np.integer)):
+            if not -size <= part < size:
+                return key  # inference raises NumPy's IndexError
+            spec.append(kind)  # (its value changes no shape)
+            memo = True
+        elif kind is slice:
+            spec.append((slice, type(part.start), part.start, type(part.stop), part.stop,
+                         type(part.step), part.step))
+        elif kind is np.ndarray:
+            if part.dtype.kind not in "iu" or _outside(part, size):
+                return key  # a mask (its values give the shape), or inference's IndexError
+            spec.append((part.dtype, part.shape))
+            memo = True
+        elif kind is IndexInput:
+            spec.append(part.spec())  # bounds: checked by the kernel when it runs
+            memo = True
+        else:
+            return key
+    return MemoKey(parts, tuple(spec)) if memo else key

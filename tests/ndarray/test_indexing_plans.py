@@ -9,7 +9,8 @@ import pytest
 
 import ndengine as nd
 from ndengine import ops
-from ndengine.ops.families.indexing import IndexInput, MemoKey, memo_key
+from ndengine.core.keys import memo_key
+from ndengine.ops.families.indexing import IndexInput, MemoKey
 
 from ndarray_helpers import raises_anywhere, run_xp
 

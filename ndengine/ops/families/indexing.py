@@ -5,15 +5,16 @@ arrays.  Inference indexes a zero-strided stand-in, so NumPy itself checks the
 key and computes the shape without touching the data.
 
 A key's index arrays make it unhashable, so such a call would miss the plan memo every time
-(a minibatch ``X[idx]`` re-planned at every step).  ``memo_key`` gives keys of ints, slices
-and integer index arrays a hashable form, ``MemoKey``: a tuple NumPy indexes with, which a
-plan's key compares by its spec (each index array's dtype and shape, the other parts' values)
--- all the plan depends on.  An int is compared by its type only: in bounds, its value
-changes no output shape, so reading element after element (``x[i]``, ``a[i, j]`` in a loop)
-is one plan, not one per index (each a miss, ~15 us).  A hit skips inference, so ``memo_key``
-checks the bounds of the index arrays and ints at every call (NumPy's IndexError at the
-call, never at the run); a key it does not cover (boolean masks, None, Ellipsis,
-out-of-bounds indices) stays as it was, planned at each call by inference as before.
+(a minibatch ``X[idx]`` re-planned at every step).  ``memo_key`` (core/keys.py, compiled with
+the per-op path) gives keys of ints, slices and integer index arrays a hashable form,
+``MemoKey``: a tuple NumPy indexes with, which a plan's key compares by its spec (each index
+array's dtype and shape, the other parts' values) -- all the plan depends on.  An int is
+compared by its type only: in bounds, its value changes no output shape, so reading element
+after element (``x[i]``, ``a[i, j]`` in a loop) is one plan, not one per index (each a miss,
+~15 us).  A hit skips inference, so ``memo_key`` checks the bounds of the index arrays and
+ints at every call (NumPy's IndexError at the call, never at the run); a key it does not
+cover (boolean masks, None, Ellipsis, out-of-bounds indices) stays as it was, planned at
+each call by inference as before.
 
 Index arrays that are NDArrays are not read at the call (a blocking wait, which would also
 flush the thread's bulking window): each integer one becomes an INPUT of the pushed op (after
@@ -150,42 +151,6 @@ class MemoKey(tuple):
 
     def __reduce__(self):
         return MemoKey, (tuple(self), self.spec)
-
-
-def memo_key(key, shape: tuple):
-    """``key`` (normalized: index arrays are NumPy arrays or ``IndexInput`` places) as a
-    ``MemoKey`` when it is made of ints, slices and integer index arrays (an int or an array
-    at least; NumPy's arrays and ints in bounds), one per axis of ``shape`` from the first;
-    else ``key`` itself."""
-    parts = key if type(key) is tuple else (key,)
-    if len(parts) > len(shape):
-        return key  # inference raises NumPy's "too many indices"
-    spec, memo = [], False
-    for part, size in zip(parts, shape):
-        kind = type(part)
-        if kind is int or (kind is not np.bool_ and isinstance(part, np.integer)):
-            if not -size <= part < size:
-                return key  # inference raises NumPy's IndexError
-            spec.append(kind)  # (its value changes no shape)
-            memo = True
-        elif kind is slice:
-            spec.append((slice, _value_spec(part.start), _value_spec(part.stop),
-                         _value_spec(part.step)))
-        elif kind is np.ndarray:
-            if part.dtype.kind not in "iu" or outside_bounds(part, size):
-                return key  # a mask (its values give the shape), or inference's IndexError
-            spec.append((part.dtype, part.shape))
-            memo = True
-        elif kind is IndexInput:
-            spec.append(part.spec())  # bounds: checked by the kernel when it runs
-            memo = True
-        else:
-            return key
-    return MemoKey(parts, tuple(spec)) if memo else key
-
-
-def _value_spec(value):
-    return type(value), value
 
 
 def indexed_shape(shape: tuple, key) -> tuple:
