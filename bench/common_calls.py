@@ -18,7 +18,7 @@ import numpy as np
 import ndengine as nd
 from common import best_of_interleaved
 
-# label: the call, with ``xp`` the module, ``i`` the loop's index; arrays: ``v`` 2,000 float64,
+# label: the call, with ``xp`` the module, ``i`` the loop's index; arrays: ``v`` 20,000 float64,
 # ``a`` (64, 64) float32, ``b`` its twin, ``m`` a boolean (64, 64), ``k`` an int64 index (32,)
 CALLS = {
     "float(v[i])": "float(v[i])",
@@ -74,9 +74,12 @@ CALLS = {
 }
 
 
+V_LENGTH = 20_000  # ``v``: long enough for the runs' indices to be new ones
+
+
 def arrays(xp, rng):
     a = rng.random((64, 64)).astype(np.float32)
-    data = {"v": rng.random(2000), "a": a, "b": a[::-1].copy(), "m": a > 0.5,
+    data = {"v": rng.random(V_LENGTH), "a": a, "b": a[::-1].copy(), "m": a > 0.5,
             "k": rng.integers(0, 64, 32)}
     if xp is nd:  # index arrays stay NumPy's, as a script's usually are
         data.update({name: nd.array(value) for name, value in data.items() if name != "k"})
@@ -84,11 +87,16 @@ def arrays(xp, rng):
 
 
 def looped(source, xp, data, calls):
-    code = compile(f"for i in range({calls}):\n    {source}\n", "<call>", "exec")
-    scope = {"xp": xp, "np": np, **data}
+    """The loop as a function; each run goes on where the last stopped (``i`` from ``start``):
+    a script walking a long array meets each index once, and so does this loop (a memo of
+    every index seen would otherwise hide a call that plans anew per index)."""
+    code = compile(f"for i in range(start, start + {calls}):\n    {source}\n", "<call>",
+                   "exec")
+    scope = {"xp": xp, "np": np, "start": 0, **data}
 
     def run():
         exec(code, scope)
+        scope["start"] = (scope["start"] + calls) % (V_LENGTH - calls - 16)
         if xp is nd:
             nd.waitall()
     return run
