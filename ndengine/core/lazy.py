@@ -152,14 +152,18 @@ def offered(op, params, plan, device):
     loop computes); from ``FUSE_MIN_MEDIUM_ELEMENTS`` an op joins this thread's open window,
     and opens one where the windows its plan opened came out long (not an op NumPy's loop
     computes). The window may still refuse it (`record`)."""
-    if not ENABLED or not fusible(op, params):
+    if not ENABLED:
         return False
     if device != "cpu":
-        return True
+        return fusible(op, params)
     elements = plan.elements
+    if elements < FUSE_MIN_MEDIUM_ELEMENTS and elements < FUSE_MIN_ELEMENTS:
+        return False  # (the size first: most calls are small, and it is two comparisons)
+    if not fusible(op, params):
+        return False
     if elements >= FUSE_MIN_ELEMENTS:
         return elements >= FUSE_MIN_NUMPY_ELEMENTS or not _numpy_loop(op, plan)
-    if elements < FUSE_MIN_MEDIUM_ELEMENTS or _numpy_loop(op, plan):
+    if _numpy_loop(op, plan):
         return False
     window = thread_segment().window
     if op.name in TAIL_REDUCTIONS:

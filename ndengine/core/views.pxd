@@ -1,7 +1,7 @@
 # Cython declarations of views.py (the compiled core: ndengine/engine/compiled.py)
 cimport cython
 from ndengine.core.array cimport RawArray, _new_view
-from ndengine.core.chunk cimport SmallChunk
+from ndengine.core.chunk cimport Chunk, SmallChunk
 
 @cython.locals(view=RawArray)
 cpdef basic_view(RawArray array, key, bint taped=*)

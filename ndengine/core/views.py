@@ -2,15 +2,16 @@
 every axis (NumPy answers it with a view, never a scalar read from memory), as
 array_methods.py's ``x[key]`` and ``x[key] = v`` make and compare them.
 
-The geometry (shape, byte offset, byte strides) is what NumPy computes on the array's
-stand-in (array.py's ``_fake``), kept per (the array's geometry, the key) in ``_slicings``: a
-loop's ``u[1:-1]`` asks NumPy once, then costs one dict lookup. A small array's view also
-carries NumPy's own view of its memory for the key (``data[key]``), which the array's ``_data``
-would otherwise make later through the ndarray constructor, at about ten times the cost.
+The geometry (shape, byte offset, byte strides) is NumPy's: computed from the strides for keys
+of ints and int slices (`_direct_geometry`, NumPy's rule), else asked of the array's stand-in
+(array.py's ``_fake``); kept per (the array's geometry, the key) in ``_slicings``: a loop's
+``u[1:-1]`` costs one dict lookup. A CPU array's view also carries NumPy's own view of its
+memory for the key (``data[key]``) when the array's exists, which the view's ``_data`` would
+otherwise make later through the ndarray constructor, at about ten times the cost.
 """
 from ..ops.shapes import c_strides as _c_strides
 from .array import _FAKES_LIMIT, _new_view
-from .chunk import SmallChunk
+from .chunk import Chunk, SmallChunk
 from .tape import RECORDING as _RECORDING, note_view as _note_view
 
 __all__ = ["basic_view", "view_geometry"]
@@ -21,13 +22,14 @@ _slicings = {}  # _slicing_key -> (shape, offset from the parent's or None: 0, s
 def basic_view(array, key, taped=True):
     """The view NumPy gives for ``array[key]``, a basic key that is not an int for every axis
     (NumPy answers it with a view, never a scalar read from memory): its geometry from
-    `view_geometry`, and, for a small array whose NumPy view exists, NumPy's own view of the
+    `view_geometry`, and, for a CPU array whose NumPy view exists, NumPy's own view of the
     key (what ``_data`` would make later, at a tenth of the cost). On autograd's tape while
     recording, unless ``taped`` is False (a view for our own use)."""
     shape, offset, strides = view_geometry(array, key)
     chunk = array._chunk
-    data = array._view_cache
-    if data is not None and type(chunk) is SmallChunk:
+    data = array._view_cache  # (a pool chunk's: made by a run or a read, its memory taken)
+    if data is not None and (type(chunk) is SmallChunk or type(chunk) is Chunk
+                             and chunk.ctx.device_type == "cpu"):
         data = data[key]
     else:
         data = None

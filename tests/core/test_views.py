@@ -124,11 +124,17 @@ def test_keys_of_ints_and_slices_never_ask_numpy(monkeypatch):
     assert asked
 
 
-def test_a_small_arrays_view_of_a_large_one_has_no_numpy_view_until_an_op_runs():
-    x = nd.zeros(1 << 18)  # a pool chunk: no memory before its first op runs
+def test_a_view_of_a_large_array_has_a_numpy_view_once_its_memory_is_taken():
+    x = nd.empty(1 << 18)  # a pool chunk: no memory before an op runs on it
     view = x[1:-1]
     assert view._view_cache is None
-    np.testing.assert_array_equal(view.asnumpy(), np.zeros((1 << 18) - 2))
+    x[...] = 2.0
+    np.testing.assert_array_equal(view.asnumpy(), np.full((1 << 18) - 2, 2.0))
+    np.testing.assert_array_equal(x.asnumpy(), np.full(1 << 18, 2.0))  # x's NumPy view made
+    later = x[2:]  # the memory is taken: the view carries NumPy's own view of it
+    assert later._view_cache is not None
+    assert interface(later._view_cache) == interface(fresh_data(later))
+    np.testing.assert_array_equal(later.asnumpy(), np.full((1 << 18) - 2, 2.0))
 
 
 def _ops_seen(nd_engine, body):
