@@ -58,14 +58,20 @@ def test_a_basic_view_is_numpys_view_of_the_same_memory(data, dtype):
     np.testing.assert_array_equal(view.asnumpy(), want)
 
 
-def test_the_geometry_of_a_key_is_asked_of_numpy_once_per_array_geometry(monkeypatch):
-    asked = []
+@pytest.fixture
+def asked(monkeypatch):
+    """The shapes of the arrays whose stand-in (``_fake``) NumPy was asked, in order."""
+    shapes = []
     fake = nd.NDArray._fake
 
     def counting_fake(self):
-        asked.append(self.shape)
+        shapes.append(self.shape)
         return fake(self)
     monkeypatch.setattr(nd.NDArray, "_fake", counting_fake)
+    return shapes
+
+
+def test_the_geometry_of_a_key_is_asked_of_numpy_once_per_array_geometry(asked):
     core_views._slicings.clear()
     u = nd.array(np.arange(10.0))
     for _ in range(3):  # (keys of ints and slices alone never ask: test_keys_of_ints_and_...)
@@ -96,14 +102,7 @@ def test_element_writes_and_row_views_by_ints_are_numpys(data):
     np.testing.assert_array_equal(x.asnumpy(), expected)
 
 
-def test_keys_of_ints_and_slices_never_ask_numpy(monkeypatch):
-    asked = []
-    fake = nd.NDArray._fake
-
-    def counting_fake(self):
-        asked.append(self.shape)
-        return fake(self)
-    monkeypatch.setattr(nd.NDArray, "_fake", counting_fake)
+def test_keys_of_ints_and_slices_never_ask_numpy(asked):
     x = nd.array(np.arange(60.0).reshape(3, 4, 5))[:, ::-1]
     asked.clear()  # (the reversed view asked once)
     for i in range(3):
