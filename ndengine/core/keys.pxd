@@ -11,3 +11,5 @@ cpdef bint is_basic_key(key)
 
 @cython.locals(parts=tuple, spec=list, memo=bint, axis=Py_ssize_t)
 cpdef memo_key(key, shape)
+
+cpdef _mask_key(key, mask, shape)

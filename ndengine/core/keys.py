@@ -5,6 +5,10 @@ named. Integer NDArray index arrays are not read (no wait): they stay in the key
 read dependency freezes them; boolean and 0-d NDArray indices are read at the call (their
 values decide the result's shape, or make the key basic)."""
 import numpy as np
+try:  # the C function, without the dispatch layer (half the cost on a small mask)
+    from numpy._core._multiarray_umath import count_nonzero as _count_nonzero
+except ImportError:  # pragma: no cover - another NumPy layout
+    from numpy import count_nonzero as _count_nonzero
 
 from ..ops.families.indexing import IndexInput, MemoKey, outside_bounds as _outside
 from .array import NDArray
@@ -118,6 +122,8 @@ def memo_key(key, shape):
     parts = key if type(key) is tuple else (key,)
     if len(parts) > len(shape):
         return key  # inference raises NumPy's "too many indices"
+    if len(parts) == 1 and type(parts[0]) is np.ndarray and parts[0].dtype.kind == "b":
+        return _mask_key(key, parts[0], shape)
     spec = []
     memo = False
     for axis in range(len(parts)):
@@ -133,7 +139,7 @@ def memo_key(key, shape):
             spec.append((slice, type(part.start), part.start, type(part.stop), part.stop,
                          type(part.step), part.step))
         elif kind is np.ndarray:
-            if part.dtype.kind not in "iu" or _outside(part, size):
+            if part.dtype.kind not in "iu" or _outside(part, size):  # (a mask among others)
                 return key  # a mask (its values give the shape), or inference's IndexError
             spec.append((part.dtype, part.shape))
             memo = True
@@ -143,3 +149,14 @@ def memo_key(key, shape):
         else:
             return key
     return MemoKey(parts, tuple(spec)) if memo else key
+
+
+def _mask_key(key, mask, shape):
+    """A key of one boolean mask of the array's leading axes (``x[x > 0]``, ``x[m] = 0``) as
+    a ``MemoKey`` whose spec holds the mask's shape and its count (all the result's shape
+    depends on: indexing.mask_region); a mask of another shape stays as it is (NumPy's
+    IndexError from inference)."""
+    ndim = mask.ndim
+    if ndim == 0 or mask.shape != tuple(shape[:ndim]):
+        return key
+    return MemoKey((mask,), ((np.bool_, mask.shape, int(_count_nonzero(mask))),))

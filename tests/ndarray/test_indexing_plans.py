@@ -6,6 +6,8 @@ import pickle
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
+from hypothesis.extra import numpy as hnp
 
 import ndengine as nd
 from ndengine import ops
@@ -219,3 +221,51 @@ def test_rows_by_an_index_ndarray_are_gathered_with_numpys_values_and_errors(dty
     for bad in ([0, 40], [-41] if info.min < 0 else [info.max]):
         index = nd.array(np.array(bad).astype(dtype))
         raises_anywhere(IndexError, lambda: X[index].asnumpy(), match="out of bounds")
+
+
+@pytest.mark.usefixtures("nd_engine")
+@given(data=st.data())
+def test_one_boolean_mask_reads_and_writes_as_numpy(data):
+    """A key of one mask of the leading axes (``x[x > 0]``, ``x[m] = v``) is keyed by the
+    mask's shape and count: its result's shape comes from them without a pass over the
+    mask; values, errors and dtypes are NumPy's (masks of another shape included)."""
+    shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=5))
+    base = np.arange(float(np.prod(shape))).reshape(shape) - 3
+    mask_ndim = data.draw(st.integers(1, len(shape)))
+    mask_shape = shape[:mask_ndim]
+    if data.draw(st.booleans()):  # now and then a mask NumPy refuses
+        mask_shape = tuple(n + 1 for n in mask_shape)
+    mask = data.draw(hnp.arrays(np.bool_, mask_shape))
+    region = (int(mask.sum()),) + shape[mask_ndim:]
+    values = [-1.0, np.full(region, 7.0), np.full(region[1:], 5.0)]
+    if np.prod(region):  # (NumPy writes an empty value of more axes into an empty region)
+        values.append(np.full((2,) + region, 1.0))  # NumPy's error
+    value = data.draw(st.sampled_from(values))
+
+    def read(xp):
+        x = xp.array(base)
+        return x[xp.array(mask)] if xp is nd else x[mask]
+
+    def write(xp):
+        x = xp.array(base)
+        x[xp.array(mask) if xp is nd else mask] = xp.asarray(value) if xp is nd else value
+        return x
+    run_xp(read)
+    run_xp(write, any_error=True)
+
+
+@pytest.mark.usefixtures("nd_engine")
+def test_masks_of_one_count_share_a_plan(plan_builds):
+    x = nd.array(np.arange(12.0).reshape(3, 4))
+    op = ops.get("take_index")
+    x[np.eye(3, 4, dtype=bool)].wait_to_read()  # three True
+    memos = lambda: sum(len(m.recent) + len(m.older) for m in op.memos.values())  # noqa: E731
+    before = memos()
+    for shift in range(4):
+        mask = np.roll(np.eye(3, 4, dtype=bool), shift, axis=1)
+        want = np.arange(12.0).reshape(3, 4)[mask]
+        np.testing.assert_array_equal(x[nd.array(mask)].asnumpy(), want)
+        x[mask] = -1.0
+    assert memos() == before
+    assert type(memo_key(np.ones(3, bool), (3, 4))) is MemoKey
+    assert type(memo_key(np.ones(4, bool), (3, 4))) is np.ndarray  # NumPy's IndexError then

@@ -158,8 +158,26 @@ def indexed_shape(shape: tuple, key) -> tuple:
     return tuple(stand_in[key].shape)
 
 
+def mask_region(key, shape: tuple):
+    """The shape ``x[key]`` selects when ``key`` is one boolean mask of ``x``'s leading axes
+    (a ``MemoKey`` whose spec holds its count: core/keys.py's ``memo_key``): the count, then
+    the axes after the mask's, NumPy's rule, computed without a pass over the mask; else
+    None."""
+    if type(key) is not MemoKey or len(key.spec) != 1:
+        return None
+    part = key.spec[0]
+    if type(part) is not tuple or part[0] is not np.bool_:
+        return None
+    _, mask_shape, count = part
+    return (count,) + tuple(shape[len(mask_shape):])
+
+
 def infer_take(x, *indices, key):
-    return [(indexed_shape(shape_of(x), _stand_in_key(key)), result_type(x))]
+    shape = shape_of(x)
+    region = mask_region(key, shape)
+    if region is None:
+        region = indexed_shape(shape, _stand_in_key(key))
+    return [(region, result_type(x))]
 
 
 def take_kernel(inputs, outputs, req, *, key):
@@ -175,8 +193,9 @@ def take_kernel(inputs, outputs, req, *, key):
         rows = _rows_of(key)  # an index NDArray: its bounds are checked here, when it runs
         if rows is not None and x.ndim and outside_bounds(rows, x.shape[0]):
             rows = None  # x[key] raises NumPy's IndexError
-    elif type(key) is MemoKey and len(key) == 1 and type(key[0]) is np.ndarray:
-        rows = key[0]  # memo_key checked its bounds at the call
+    elif (type(key) is MemoKey and len(key) == 1 and type(key[0]) is np.ndarray
+          and key[0].dtype.kind != "b"):
+        rows = key[0]  # memo_key checked its bounds at the call (a mask: x[key] below)
     if rows is not None and req is not OpReq.ADD_TO:
         # rows by one index array (``X[idx]``), in bounds: gathered straight into out, not
         # into a temporary copied after (a second pass); 'wrap' (unbuffered) reads what
@@ -211,8 +230,10 @@ def setitem_value_shape(value_shape: tuple, region: tuple) -> tuple:
 
 
 def infer_assign(target, value, *indices, key, accumulate=False):
+    region = mask_region(key, shape_of(target))
     key = _stand_in_key(key)
-    region = indexed_shape(shape_of(target), key)
+    if region is None:
+        region = indexed_shape(shape_of(target), key)
     value_shape = setitem_value_shape(shape_of(value), region)
     if len(value_shape) > len(region) or broadcast_shapes(value_shape, region) != region:
         raise ValueError(f"could not broadcast input array from shape {shape_of(value)} "
