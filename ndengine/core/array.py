@@ -402,7 +402,6 @@ def _is_array_type(kind):
     return isinstance(kind, type) and issubclass(kind, NDArray)
 
 
-
 def _read_at_once(arr, element):
     """A copy of ``arr``'s values (``element``: its element, a Python scalar) read without the
     engine (its read op makes a var and a block, ~5 us) when nothing pending touches it and

@@ -30,7 +30,7 @@ from . import tape as _tape
 from .array import NDArray, new_array as _new_array
 from .fp_errors import state_at_push as _fp_state_at_push
 from .segment import append as _gather, run_now as _run_now
-from .chunk import SMALL_BYTES as _SMALL_BYTES, SmallChunk as _SmallChunk
+from .chunk import SmallChunk as _SmallChunk
 from .runs import BoundRun, Run
 from .tape import RECORDING as _RECORDING
 
@@ -77,16 +77,13 @@ def from_numpy(values, ctx, dtype=None):
 
 
 def filled_now(shape, dtype, ctx, value):
-    """A new small CPU array filled with the scalar ``value`` at the call (its memory is made
-    with it: a pushed fill would cost ~3 us more), or None where a pushed fill makes it (pool
-    memory is taken when the fill runs; GPU memory on its stream)."""
-    nbytes = dtype.itemsize
-    for n in shape:
-        nbytes *= n
-    if ctx.device_type != "cpu" or nbytes > _SMALL_BYTES:
-        return None
+    """A new small CPU array filled with the scalar ``value`` at the call (`new_array` made
+    its memory with it: a pushed fill would cost ~3 us more), or None where a pushed fill
+    makes it (pool memory is taken when the fill runs; GPU memory on its stream)."""
     arr = _new_array(shape, dtype, ctx)
-    arr._data().fill(value)
+    if type(arr._chunk) is not _SmallChunk:
+        return None
+    arr._view_cache.fill(value)
     return arr
 
 

@@ -78,6 +78,23 @@ def write_with_req(out, req: OpReq, compute: Callable, xp=np) -> None:
     compute(out)
 
 
+def write_value(out, req, value, casting="same_kind", xp=np) -> None:
+    """Write the computed ``value`` into ``out`` as ``req`` asks, cast by ``casting`` (as
+    ``copyto``'s). A plain write (WRITE_TO, WRITE_INPLACE: nearly every call of a NumPy-backed
+    kernel) is one assignment, without `write_with_req`'s closure; an unsafe one is NumPy's
+    setitem, which casts as ``copyto(casting="unsafe")`` does at a fraction of its dispatch."""
+    if req is _WRITE_TO or req is _WRITE_INPLACE:
+        if casting == "unsafe":
+            out[...] = value
+        else:
+            xp.copyto(out, value, casting=casting)
+        return
+    write_with_req(out, req, lambda target: xp.copyto(target, value, casting=casting), xp)
+
+
+_WRITE_TO, _WRITE_INPLACE = OpReq.WRITE_TO, OpReq.WRITE_INPLACE
+
+
 def single_output(outputs, req):
     if len(outputs) != 1 or len(req) != 1:
         raise ValueError(f"expected one output and one req, got {len(outputs)} and {len(req)}")

@@ -8,6 +8,8 @@ import pytest
 import ndengine as nd
 from ndengine.core import lazy
 
+from engine_helpers import run_threads
+
 N = 1 << 15  # pool buffers (not small arrays); the band is moved to 32K-1M elements
 
 
@@ -122,27 +124,16 @@ def test_a_reduction_closes_an_open_window_of_medium_arrays(nd_engine):
 def test_threads_pushing_medium_windows_at_once_get_numpys_results(nd_engine):
     """Four threads, each with long chains and short windows on arrays of its own and on one
     shared array (read only): the short-window counts are shared, the windows are not."""
-    import threading
     shared = nd.array(values())
-    errors = []
 
     def work(seed):
-        try:
-            own = values() + seed
-            x = nd.array(own)
-            for k in range(6):
-                y = long_chain(nd, x)
-                mask = shared > k / 10  # a short window, opened by a shared plan
-                z = x * 2.0 + shared  # joins or opens, then read
-                np.testing.assert_array_equal(y.asnumpy(), long_chain(np, own))
-                np.testing.assert_array_equal(mask.asnumpy(), values() > k / 10)
-                np.testing.assert_array_equal(z.asnumpy(), own * 2.0 + values())
-        except Exception as exc:  # noqa: BLE001 - reported by the main thread
-            errors.append(exc)
-    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert not any(t.is_alive() for t in threads), "a thread hung"
-    assert errors == []
+        own = values() + seed
+        x = nd.array(own)
+        for k in range(6):
+            y = long_chain(nd, x)
+            mask = shared > k / 10  # a short window, opened by a shared plan
+            z = x * 2.0 + shared  # joins or opens, then read
+            np.testing.assert_array_equal(y.asnumpy(), long_chain(np, own))
+            np.testing.assert_array_equal(mask.asnumpy(), values() > k / 10)
+            np.testing.assert_array_equal(z.asnumpy(), own * 2.0 + values())
+    run_threads(work, 4)

@@ -14,7 +14,8 @@ from ndengine import engine as E
 from ndengine.engine import FnProperty, cpu, gpu
 
 from engine_helpers import (KINDS, TIMEOUT, FakeStream, FakeStreamFactory,  # noqa: F401
-                            assert_quiescent, engines, shutdown, wait_all, wait_var)
+                            assert_quiescent, engines, run_threads, shutdown, wait_all,
+                            wait_var)
 
 CTXS = [cpu(0), cpu(1), gpu(0)]
 WAIT_TIMEOUT = 5.0  # a deadlocked example fails after this long
@@ -269,54 +270,43 @@ def test_many_pushing_threads(engines, kind):
     expected_shared = [[[] for _ in range(NUM_PUSHERS)] for _ in shared]
     read_checks = []
     start = threading.Barrier(NUM_PUSHERS, timeout=TIMEOUT)
-    push_errors = []
 
     def pusher(t):
         rng = random.Random(t)
-        try:
-            start.wait()
-            for i in range(OPS_PER_PUSHER):
-                kind_ = rng.randrange(4)
-                s = rng.randrange(len(shared))
-                if kind_ == 0:  # write private
-                    expected_private[t].append(i)
-                    eng.push_sync(lambda rc, t=t, i=i: private_log[t].append(i), cpu(),
-                                  mutable_vars=[private[t]])
-                elif kind_ == 1:  # read shared, write private
-                    expected_private[t].append(i)
+        start.wait()
+        for i in range(OPS_PER_PUSHER):
+            kind_ = rng.randrange(4)
+            s = rng.randrange(len(shared))
+            if kind_ == 0:  # write private
+                expected_private[t].append(i)
+                eng.push_sync(lambda rc, t=t, i=i: private_log[t].append(i), cpu(),
+                              mutable_vars=[private[t]])
+            elif kind_ == 1:  # read shared, write private
+                expected_private[t].append(i)
 
-                    def op(rc, t=t, i=i, s=s):
-                        private_log[t].append(i)
-                        read_checks.append(shared_count[s] >= 0)
-                    eng.push_sync(op, cpu(), const_vars=[shared[s]], mutable_vars=[private[t]])
-                elif kind_ == 2:  # write shared (read-modify-write: lost updates show up)
-                    expected_shared[s][t].append(i)
+                def op(rc, t=t, i=i, s=s):
+                    private_log[t].append(i)
+                    read_checks.append(shared_count[s] >= 0)
+                eng.push_sync(op, cpu(), const_vars=[shared[s]], mutable_vars=[private[t]])
+            elif kind_ == 2:  # write shared (read-modify-write: lost updates show up)
+                expected_shared[s][t].append(i)
 
-                    def op(rc, t=t, i=i, s=s):
-                        count = shared_count[s]
-                        shared_log[s].append((t, i))
-                        shared_count[s] = count + 1
-                    eng.push_sync(op, cpu(), mutable_vars=[shared[s]],
-                                  const_vars=[private[t]])
-                else:  # async write of private that reads a shared var
-                    expected_private[t].append(i)
+                def op(rc, t=t, i=i, s=s):
+                    count = shared_count[s]
+                    shared_log[s].append((t, i))
+                    shared_count[s] = count + 1
+                eng.push_sync(op, cpu(), mutable_vars=[shared[s]],
+                              const_vars=[private[t]])
+            else:  # async write of private that reads a shared var
+                expected_private[t].append(i)
 
-                    def aop(rc, done, t=t, i=i):
-                        private_log[t].append(i)
-                        done()
-                    eng.push_async(aop, cpu(), const_vars=[shared[s]],
-                                   mutable_vars=[private[t]])
-        except BaseException as exc:  # noqa: B902
-            push_errors.append(exc)
+                def aop(rc, done, t=t, i=i):
+                    private_log[t].append(i)
+                    done()
+                eng.push_async(aop, cpu(), const_vars=[shared[s]],
+                               mutable_vars=[private[t]])
 
-    threads = [threading.Thread(target=pusher, args=(t,), daemon=True)
-               for t in range(NUM_PUSHERS)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join(60)
-    assert not any(th.is_alive() for th in threads), "a pusher hung"
-    assert push_errors == []
+    run_threads(pusher, NUM_PUSHERS, what="a pusher")
     wait_all(eng, timeout=60)
     assert private_log == expected_private
     for s in range(len(shared)):

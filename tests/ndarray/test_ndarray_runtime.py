@@ -1,6 +1,5 @@
 """The NDArray layer on the engine: deletion order, memory reuse, seeded random numbers,
 save/load, errors at the call site and in kernels, NumPy interop, many Python threads."""
-import threading
 
 import numpy as np
 import pytest
@@ -8,6 +7,7 @@ import pytest
 import ndengine as nd
 from ndengine import engine as E
 
+from engine_helpers import run_threads
 from ndarray_helpers import ENGINE_KINDS, drain_errors, raises_anywhere
 
 pytestmark = pytest.mark.usefixtures("nd_engine")
@@ -323,29 +323,20 @@ def test_numpy_functions_without_ndengine_ops_fall_back():
 
 # ---------------------------------------------------------------- many Python threads
 def test_many_threads():
-    errors, results = [], {}
+    results = {}
 
     def work(i):
-        try:
-            base = np.arange(1000, dtype=np.float64) + i
-            x = nd.array(base)
-            acc = nd.zeros(1000)
-            for k in range(30):
-                acc += x * k
-                if k % 10 == 0:
-                    acc.wait_to_read()
-                y = acc[::2].sum()
-            results[i] = (acc.asnumpy(), y.item())
-        except BaseException as exc:  # noqa: B902
-            errors.append(exc)
+        base = np.arange(1000, dtype=np.float64) + i
+        x = nd.array(base)
+        acc = nd.zeros(1000)
+        for k in range(30):
+            acc += x * k
+            if k % 10 == 0:
+                acc.wait_to_read()
+            y = acc[::2].sum()
+        results[i] = (acc.asnumpy(), y.item())
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert not any(t.is_alive() for t in threads), "a thread hung"
-    assert not errors, errors
+    run_threads(work, 4)
     for i in range(4):
         base = np.arange(1000, dtype=np.float64) + i
         expected = base * sum(range(30))

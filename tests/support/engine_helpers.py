@@ -49,6 +49,28 @@ def run_with_timeout(fn, timeout=TIMEOUT, what=None):
     return box.get("result")
 
 
+def run_threads(target, count, timeout=60, what="a thread"):
+    """Run target(i) for i in range(count), each in a daemon thread of its own, all at once;
+    fail if one is still running after ``timeout`` seconds, and re-raise the first exception
+    a thread raised (the same object, its traceback the thread's)."""
+    errors = []
+
+    def run(i):
+        try:
+            target(i)
+        except BaseException as exc:  # noqa: B902 - handed to the caller
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout)
+    assert not any(thread.is_alive() for thread in threads), f"{what} hung"
+    if errors:
+        raise errors[0]
+
+
 def wait_all(eng, timeout=TIMEOUT):
     return run_with_timeout(eng.wait_for_all, timeout, "wait_for_all")
 

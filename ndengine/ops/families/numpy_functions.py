@@ -26,14 +26,13 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from ..dtypes import check_dtype, is_array_spec
-from ..outputs import detach_overlapping, write_with_req
-from ..registry import OpReq, add_operator, numpy_backed
+from ..outputs import detach_overlapping, write_value, write_with_req
+from ..registry import add_operator, numpy_backed
 from ..shapes import reduced_shape, shape_of
 
 __all__ = ["NumpyFunction", "FUNCTIONS", "stand_ins", "quiet", "reduce_shapes", "arg_reduce_shapes",
            "same_shapes", "flat_or_same_shapes"]
 
-_WRITE_TO, _WRITE_INPLACE = OpReq.WRITE_TO, OpReq.WRITE_INPLACE
 _NO_KEYWORDS = {}  # (never written: a call without keyword arrays passes it as **)
 STAND_IN_LIMIT = 4096  # elements per stand-in; beyond it lengths above one all become 2
 FUNCTIONS: dict = {}  # op name -> its registered NumpyFunction (the gpu kernels read the rows)
@@ -201,12 +200,9 @@ class NumpyFunction:
             self.custom_kernel(args, keywords, numpy_params, outputs, req)
             return
         if len(outputs) == 1 and (out_dtype is not None or self.out_always):
-            out, write = outputs[0], req[0]
-            if write is _WRITE_TO or write is _WRITE_INPLACE:  # (the common case, no closure)
-                self.function(*args, out=out, **keywords, **numpy_params)
-            else:
-                write_with_req(out, write, lambda target: self.function(
-                    *args, out=target, **keywords, **numpy_params))
+            write_with_req(outputs[0], req[0],
+                           lambda target: self.function(*args, out=target, **keywords,
+                                                        **numpy_params))
             return
         result = self.function(*args, **keywords, **numpy_params)
         write_results(self.name, result if isinstance(result, tuple) else (result,),
@@ -230,7 +226,4 @@ def write_results(name, results, outputs, req):
             raise RuntimeError(f"{name}: NumPy's result has shape {shape}, the "
                                f"output {out.shape}; the input changed after it was sized "
                                "(written by another thread meanwhile)")
-        if write is _WRITE_TO or write is _WRITE_INPLACE:  # (the common case, no closure)
-            np.copyto(out, result)
-        else:
-            write_with_req(out, write, lambda target, result=result: np.copyto(target, result))
+        write_value(out, write, result)

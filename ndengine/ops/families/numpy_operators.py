@@ -20,8 +20,8 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from ..dtypes import check_dtype, is_array_spec
-from ..outputs import detach_overlapping, write_with_req
-from ..registry import OpReq, add_operator, numpy_backed
+from ..outputs import detach_overlapping, write_value
+from ..registry import add_operator, numpy_backed
 from ..shapes import shape_of
 
 __all__ = ["numpy_operator", "NUMPY_OPERATORS", "NumpyOperatorRow", "FrozenArray", "thawed",
@@ -36,7 +36,6 @@ class NumpyOperatorRow(NamedTuple):
 
 NUMPY_OPERATORS: dict = {}  # op name -> NumpyOperatorRow
 
-_WRITE_TO, _WRITE_INPLACE = OpReq.WRITE_TO, OpReq.WRITE_INPLACE
 COMPLEX_BY_VALUE = ("NumPy decides from the values whether it is complex, which an "
                     "asynchronous op cannot; pass a complex array, or compute it with NumPy "
                     "on the values, e.g. {hint}")
@@ -169,11 +168,7 @@ def numpy_operator(name, function, shapes, *, dtypes="same", fill=0, call=plain_
                 # output cannot hold it, and NumPy's dtype could not be known at the call
                 raise TypeError(f"{name}: the result is complex; "
                                 + COMPLEX_BY_VALUE.format(hint=hint))
-            if write is _WRITE_TO or write is _WRITE_INPLACE:
-                out[...] = value  # (an unsafe cast, as copyto's casting="unsafe", a tenth of its cost)
-            else:
-                write_with_req(out, write, lambda target, value=value:
-                               np.copyto(target, value, casting="unsafe"))
+            write_value(out, write, value, "unsafe")
 
     def count(*inputs_and_params):
         *inputs, params = inputs_and_params
